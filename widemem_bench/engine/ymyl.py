@@ -1,0 +1,149 @@
+"""YMYL ("your money or your life") classification, widemem 2.0.2's regex rule.
+
+Term lists are widemem's (62 strong, 78 weak, over 8 categories). Terms match
+as whole words, case-insensitively. Some weak terms can never fire as written
+in widemem (the stem "allerg" between word boundaries only matches the bare
+stem); they are kept so counts and behaviour stay identical.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+YMYL_CATEGORIES: tuple[str, ...] = (
+    "health", "medical", "financial", "legal", "safety", "insurance", "tax", "pharmaceutical",
+)
+
+STRONG_TERMS: dict[str, tuple[str, ...]] = {
+    "health": (
+        "blood pressure", "cholesterol level", "diabetes diagnosis", "mental health",
+        "cancer treatment", "anxiety disorder", "depression diagnosis",
+    ),
+    "medical": (
+        "lab results", "medical condition", "chronic condition", "medical history",
+        "treatment plan", "medical emergency",
+        # Allergies are tagged strong because of the anaphylaxis risk.
+        "allergic to", "allergy", "allergies", "anaphylaxis", "allergic reaction",
+    ),
+    "financial": (
+        "bank account", "savings account", "credit score", "credit card", "mortgage rate",
+        "loan payment", "tax return", "retirement fund", "401k", "IRA contribution",
+        "pension plan", "capital gains",
+    ),
+    "legal": (
+        "power of attorney", "child custody", "legal action", "court order", "legal counsel",
+        "divorce proceedings", "estate planning",
+    ),
+    "safety": (
+        "emergency contact", "next of kin", "blood type", "epipen", "pacemaker", "DNR order",
+        "medical alert",
+    ),
+    "insurance": (
+        "insurance policy", "insurance premium", "insurance claim", "health insurance",
+        "life insurance", "coverage plan",
+    ),
+    "tax": (
+        "tax return", "tax filing", "W-2", "1099", "IRS audit", "capital gains tax",
+        "tax deduction",
+    ),
+    "pharmaceutical": (
+        "side effect", "drug interaction", "contraindication", "over-the-counter",
+        "prescription medication",
+    ),
+}
+
+WEAK_TERMS: dict[str, tuple[str, ...]] = {
+    "health": (
+        "doctor", "hospital", "diagnosis", "symptom", "allerg", "medication", "prescription",
+        "surgery", "disease", "illness", "therapy", "therapist", "depression", "anxiety",
+        "diabetes", "cancer",
+    ),
+    "medical": (
+        "clinic", "treatment", "dosage", "vaccine", "chronic", "acute", "ambulance", "nurse",
+        "specialist", "referral", "x-ray", "MRI", "scan",
+    ),
+    "financial": (
+        "bank", "savings", "invest", "portfolio", "stock", "bond", "mortgage", "loan", "debt",
+        "credit", "salary", "income", "retirement", "pension", "budget", "expense",
+    ),
+    "legal": (
+        "lawyer", "attorney", "lawsuit", "court", "contract", "custody", "divorce", "estate",
+        "liability", "compliance", "regulation", "verdict", "settlement",
+    ),
+    "safety": ("evacuation", "flood", "fire alarm"),
+    "insurance": (
+        "insurance", "premium", "deductible", "coverage", "claim", "copay", "beneficiary",
+    ),
+    "tax": ("deduction", "audit", "write-off", "exemption", "filing"),
+    "pharmaceutical": ("drug", "pharmaceutical", "dosage", "pharmacist", "prescription"),
+}
+
+# Two or more weak hits (occurrences, not distinct terms) in one category read
+# as strong.
+WEAK_HITS_FOR_STRONG = 2
+
+
+def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
+    # One alternation per category, terms in table order, whole words only.
+    return re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+
+
+_STRONG_RE = {c: _pattern(t) for c, t in STRONG_TERMS.items()}
+_WEAK_RE = {c: _pattern(t) for c, t in WEAK_TERMS.items()}
+
+Strength = Literal["strong", "weak"]
+
+
+@dataclass(frozen=True)
+class YMYLMatch:
+    """A YMYL verdict: the category, "strong" or "weak", and the matched text
+    pieces (lowercased) that decided it."""
+
+    category: str
+    strength: Strength
+    terms: tuple[str, ...]
+
+    @property
+    def is_strong(self) -> bool:
+        return self.strength == "strong"
+
+
+def validate_categories(categories: Sequence[str], name: str = "categories") -> tuple[str, ...]:
+    if isinstance(categories, str):
+        raise ValueError(f"{name} must be a sequence of category names, got a string")
+    out = tuple(categories)
+    for c in out:
+        if c not in STRONG_TERMS:
+            raise ValueError(f"{name} has unknown YMYL category {c!r}: expected some of {', '.join(YMYL_CATEGORIES)}")
+    return out
+
+
+def classify_ymyl(text: str, categories: Sequence[str] = YMYL_CATEGORIES) -> YMYLMatch | None:
+    """widemem's YMYL rule over ``categories`` (in that order).
+
+    Any strong term makes the first category (in order) that has one a strong
+    match. Otherwise weak hits are counted per category; the category with
+    most hits wins (the earlier one on a tie): 2+ hits is strong, 1 is weak.
+    No hit gives None.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    cats = categories if categories is YMYL_CATEGORIES else validate_categories(categories)
+    lowered = text.lower()
+    for c in cats:
+        found = _STRONG_RE[c].findall(lowered)
+        if found:
+            return YMYLMatch(c, "strong", tuple(found))
+    best: tuple[str, list[str]] | None = None
+    for c in cats:
+        found = _WEAK_RE[c].findall(lowered)
+        if found and (best is None or len(found) > len(best[1])):
+            best = (c, found)
+    if best is None:
+        return None
+    c, found = best
+    strength: Strength = "strong" if len(found) >= WEAK_HITS_FOR_STRONG else "weak"
+    return YMYLMatch(c, strength, tuple(found))

@@ -1,0 +1,155 @@
+"""Shared steps of the timeline experiments: settings from config, batch preparation,
+the per-query table and metric rows through `widemem_bench.metrics`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from widemem_bench.engine.confidence import resolve_thresholds
+from widemem_bench.experiments import batch
+from widemem_bench.experiments.context import RunContext, metric_row
+from widemem_bench.experiments.validate import check_weights, engine_thresholds
+
+NEGATIVE_KINDS = ("never_mentioned", "hard_negative", "other_person")
+# Questions whose answer is or is not stored, cleanly: the population of calibration,
+# AUROC and precision. Stale probes, broad and frustration questions are reported by kind.
+CONFIDENCE_KINDS = ("answerable", *NEGATIVE_KINDS)
+GOLD_KINDS = ("answerable", "stale_probe")
+
+BAND_METRICS = (
+    "recall_moderate_plus", "recall_high", "recall_moderate_plus_top1",
+    *(f"false_confidence_{k}" for k in NEGATIVE_KINDS),
+    "precision_high", "precision_moderate_plus", "precision_low_plus",
+    *(f"share_{k}_{b}" for k in CONFIDENCE_KINDS for b in ("high", "moderate", "low", "none")),
+)
+SCORE_METRICS = ("auroc", "aurc", "e_aurc")
+RANK_METRICS = ("hit@1", "hit@5", "hit@10", "mrr")
+
+
+def weights_of(cfg: dict[str, Any]) -> tuple[float, float, float]:
+    return check_weights(cfg["weights"])
+
+
+def thresholds_of(cfg: dict[str, Any], model_id: str) -> tuple[float, float, float]:
+    """The (high, moderate, low) in force: widemem's table (+ env), calibrated, or explicit."""
+    return tuple(resolve_thresholds(model_id, engine_thresholds(cfg.get("thresholds") or {})))  # type: ignore[return-value]
+
+
+def load_embedder_for(ctx: RunContext, name: str | None = None) -> Any:
+    """The embedder; a lexical model (tfidf) is fitted on the data set's memory texts first."""
+    emb = ctx.embedder(name)
+    if hasattr(emb, "fit") and not getattr(emb, "_fitted", False):
+        tl = ctx.timelines()
+        corpus = tl.events[text_col(ctx.cfg)].dropna().astype(str).tolist()
+        emb.fit(corpus)
+    return emb
+
+
+def text_col(cfg: dict[str, Any]) -> str:
+    return str(cfg.get("memory_text") or "fact_stripped")
+
+
+def prepare(ctx: RunContext, embedder: Any, mode: str | None = None) -> batch.Prepared:
+    """Batch preparation of the configured data set (timed as `prepare`)."""
+    resolver = (ctx.cfg.get("resolver") or {}).get("name", "append")
+    if resolver != "append":
+        # Update/delete decisions need the engine's replay (the contradiction experiment).
+        raise ValueError(f"resolver.name: the batched scorer reproduces the append resolver only, got {resolver!r}")
+    tl = ctx.timelines()
+    with ctx.timer("prepare"):
+        return batch.prepare(
+            tl.events, tl.questions, embedder, mode=mode or str(ctx.cfg.get("mode", "balanced")),
+            text_col=text_col(ctx.cfg), age_from=str(ctx.cfg.get("age_from", "clock")),
+        )
+
+
+def top1_correct(prep: batch.Prepared, scored: batch.Scored) -> np.ndarray:
+    """(Q,) bool: the top-1 memory is a gold memory of the question."""
+    out = np.zeros(prep.n_questions, dtype=bool)
+    rows = np.nonzero(scored.top1_mem >= 0)[0]
+    cols = np.argmax(prep.mem[rows] == scored.top1_mem[rows, None], axis=1)
+    out[rows] = prep.gold[rows, cols]
+    return out
+
+
+def per_query_frame(
+    prep: batch.Prepared, scored: batch.Scored, questions: pd.DataFrame, embedder: str,
+    **columns: Any,
+) -> pd.DataFrame:
+    """One row per question: ids, split, kind, band, top-1 cosine/final, gold rank, top1_correct."""
+    q = questions.set_index("question_id").loc[prep.question_ids]
+    df = pd.DataFrame({
+        "question_id": prep.question_ids,
+        "user_id": prep.user_ids,
+        "split": q["split"].to_numpy(),
+        "kind": q["kind"].to_numpy(),
+        "template_family": q["template_family"].to_numpy() if "template_family" in q else None,
+        "embedder": embedder,
+        "gold_stored": prep.n_gold_stored > 0,
+    })
+    update_frame(df, prep, scored)
+    for k, v in columns.items():
+        df[k] = v
+    return df
+
+
+def update_frame(df: pd.DataFrame, prep: batch.Prepared, scored: batch.Scored) -> pd.DataFrame:
+    """Overwrite the setting-dependent columns of a `per_query_frame` in place (sweeps)."""
+    df["band"] = scored.band.astype(np.int8)
+    df["top1_sim"] = scored.top1_sim
+    df["top1_final"] = scored.top1_final
+    df["gold_rank"] = scored.gold_rank
+    df["top1_correct"] = top1_correct(prep, scored)
+    return df
+
+
+def kind_of(metric: str) -> str:
+    for k in (*CONFIDENCE_KINDS, "stale_probe"):
+        if metric.startswith(f"share_{k}_") or metric == f"false_confidence_{k}":
+            return k
+    if metric.startswith(("recall_", "hit@", "mrr")):
+        return "answerable"
+    return "all"
+
+
+def metric_rows(
+    pq: pd.DataFrame, *, embedder: str, setting: str = "default", n_boot: int = 1000,
+    seed: int = 0, n_boot_slow: int = 200, splits: Sequence[str] = ("all", "train", "validation", "holdout"),
+    ci: bool = True, band_metrics: Sequence[str] = BAND_METRICS,
+    score_metrics: Sequence[str] = SCORE_METRICS, rank_metrics: Sequence[str] = RANK_METRICS,
+    **extra: Any,
+) -> list[dict[str, Any]]:
+    """Long-format rows with cluster-bootstrap CIs (by user) for every split.
+
+    Band and score metrics run on CONFIDENCE_KINDS questions (kind = string array);
+    hit@k / MRR on answerable questions whose gold memory is stored. Ratio metrics are
+    bootstrapped in one vectorised step; AUROC / AURC recompute per replicate, so they
+    get `n_boot_slow` replicates (their intervals are wide anyway; the point estimate is exact).
+    """
+    from widemem_bench.metrics import evaluate
+
+    cols = {"bands": "band", "kinds": "kind", "scores": "top1_sim", "ranks": "gold_rank",
+            "top1_correct": "top1_correct"}
+    out: list[dict[str, Any]] = []
+    for split in splits:
+        part = pq if split == "all" else pq[pq["split"] == split]
+        conf = part[part["kind"].isin(CONFIDENCE_KINDS)].copy()
+        conf["top1_sim"] = conf["top1_sim"].fillna(-1.0)  # no memory stored = lowest score
+        gold = part[(part["kind"] == "answerable") & part["gold_stored"]]
+        jobs = [(conf, list(band_metrics), n_boot), (conf, list(score_metrics), n_boot_slow),
+                (gold, list(rank_metrics), n_boot)]
+        for frame, names, nb in jobs:
+            if frame.empty or not names:
+                continue
+            for r in evaluate(frame, names, columns=cols, cluster="user_id", n_boot=nb,
+                              seed=seed, ci=ci):
+                out.append(metric_row(
+                    r["metric"], r["value"], (r["ci_lo"], r["ci_hi"]), embedder=embedder,
+                    split=split, kind=kind_of(r["metric"]), setting=setting,
+                    direction=r["direction"], n=int(r["n"]), **extra,
+                ))
+    return out

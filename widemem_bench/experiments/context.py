@@ -1,0 +1,132 @@
+"""What an experiment receives (`RunContext`) and returns (`ExperimentResult`).
+
+Plain Python: no Hydra here, so a notebook can build a context by hand::
+
+    ctx = RunContext(output_dir=Path("/tmp/x"), seed=0, cfg=cfg_dict)
+    result = get_experiment("compare_embedders")(cfg_dict, ctx)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# Columns every metric row carries; experiments may add more (e.g. `decay`, `rate`).
+METRIC_COLUMNS = ("metric", "value", "ci_lo", "ci_hi", "embedder", "split", "kind", "setting")
+
+
+def metric_row(
+    metric: str,
+    value: float,
+    ci: tuple[float, float] | None = None,
+    *,
+    embedder: str | None = None,
+    split: str = "all",
+    kind: str = "all",
+    setting: str = "default",
+    **extra: Any,
+) -> dict[str, Any]:
+    """One long-format metric row (MTEB / lm-eval style); NaN CI when none was computed."""
+    lo, hi = ci if ci is not None else (float("nan"), float("nan"))
+    row: dict[str, Any] = {
+        "metric": metric,
+        "value": float(value),
+        "ci_lo": float(lo),
+        "ci_hi": float(hi),
+        "embedder": embedder,
+        "split": split,
+        "kind": kind,
+        "setting": setting,
+    }
+    row.update(extra)
+    return row
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment returns; `records.write_run` turns it into files.
+
+    metrics:   long-format rows (see `metric_row`), one per metric x slice.
+    per_query: one row per question (or per scored item) with everything a plot needs.
+    tables:    further named tables (e.g. "age_curve"); each is saved as <name>.parquet
+               in the run folder and listed in record.json.
+    artifacts: files the experiment wrote itself (calibration JSON, markdown fragments).
+    """
+
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    per_query: pd.DataFrame | None = None
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    artifacts: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class RunContext:
+    """Per-run services: output folder, seed, progress bars, timings, shared loaders.
+
+    `cfg` is the resolved config as a plain dict. Loaders cache within the run, so an
+    experiment can call `ctx.timelines()` and `ctx.embedder()` as often as it likes.
+    """
+
+    output_dir: Path
+    seed: int = 0
+    cfg: dict[str, Any] = field(default_factory=dict)
+    progress: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # extra record fields (dataset sha...)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.output_dir = Path(self.output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """A generator seeded from the run's seed (fresh stream on every access)."""
+        return np.random.default_rng(self.seed)
+
+    @contextlib.contextmanager
+    def timer(self, name: str) -> Iterator[None]:
+        """Adds wall seconds of the block to `timings[name]` (recorded in record.json)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def bar(self, items: Any, desc: str, total: int | None = None) -> Any:
+        """`items` wrapped in a tqdm bar (stderr) when `progress` is on, else unchanged."""
+        if not self.progress:
+            return items
+        from tqdm import tqdm
+
+        return tqdm(items, desc=desc, total=total, leave=False, mininterval=1.0)
+
+    def timelines(self) -> Any:
+        """The data set named by `cfg["dataset"]`, built on first use (see `data.py`)."""
+        if "timelines" not in self._cache:
+            from widemem_bench.experiments.data import load_dataset
+
+            with self.timer("load_dataset"):
+                tl, meta = load_dataset(self.cfg.get("dataset") or {}, self.cfg.get("paths") or {})
+            self._cache["timelines"] = tl
+            self.info["dataset"] = meta
+        return self._cache["timelines"]
+
+    def embedder(self, name: str | None = None) -> Any:
+        """`load_embedder` with the cache folder of `cfg["paths"]["cache_dir"]`."""
+        name = name or str((self.cfg.get("embedder") or {}).get("name"))
+        key = f"embedder:{name}"
+        if key not in self._cache:
+            from widemem_bench.embedders import load_embedder
+
+            cache_dir = (self.cfg.get("paths") or {}).get("cache_dir")
+            with self.timer("load_embedder"):
+                self._cache[key] = load_embedder(name, cache_dir=cache_dir)
+        return self._cache[key]

@@ -1,0 +1,116 @@
+"""Experiment registry: `@experiment("name")` and `get_experiment(name)`.
+
+How to add an experiment (contract for every module in this package):
+
+1. `widemem_bench/experiments/<name>.py` defines::
+
+       from widemem_bench.experiments import ExperimentResult, RunContext, experiment
+
+       @experiment("<name>")
+       def run(cfg: dict, ctx: RunContext) -> ExperimentResult: ...
+
+   `cfg` is the resolved Hydra config as a plain dict (keys: `embedder`, `dataset`,
+   `decay`, `weights`, `thresholds`, `resolver`, `paths`, `seed`, `mode`, `params`, ...).
+   Experiment-specific settings live under `cfg["params"]`. The function must not import
+   Hydra and must write only under `ctx.output_dir`.
+2. `configs/experiment/<name>.yaml` starts with `# @package _global_`, sets
+   `task_name: <name>` (the registry name; also the output folder name) and puts its
+   settings under `params:`; group choices go in `defaults` as `override /embedder: ...`.
+3. Optionally, `@report_section("<name>", order=50)` registers
+   `fn(results: pd.DataFrame, records: list[dict], figures_dir: Path) -> str`, which
+   returns a markdown section for reports/README.md (`results` = the long-format
+   metric rows of every run of that experiment, `records` = their record.json dicts
+   with a `run_dir` key added). Sections are written in `order`, then by name.
+
+Modules are imported lazily: `get_experiment("x")` imports `widemem_bench.experiments.x`
+when "x" is not registered yet, so registering needs no central list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from widemem_bench.experiments.context import ExperimentResult, RunContext
+
+ExperimentFn = Callable[[dict[str, Any], RunContext], ExperimentResult]
+SectionFn = Callable[[pd.DataFrame, list[dict[str, Any]], Path], str]
+
+_EXPERIMENTS: dict[str, ExperimentFn] = {}
+_SECTIONS: dict[str, tuple[int, SectionFn]] = {}
+
+# Modules of this package that are machinery, not experiments.
+_NOT_EXPERIMENTS = {
+    "batch", "context", "data", "records", "registry", "resume", "validate",
+    "hydra_callbacks", "hydra_resolvers", "common", "runner",
+}
+
+
+def experiment(name: str) -> Callable[[ExperimentFn], ExperimentFn]:
+    """Register `fn` under `name`; registering one name twice with two functions is an error."""
+
+    def deco(fn: ExperimentFn) -> ExperimentFn:
+        old = _EXPERIMENTS.get(name)
+        if old is not None and old.__qualname__ != fn.__qualname__:
+            raise ValueError(f"experiment: name {name!r} is already registered by {old.__module__}")
+        _EXPERIMENTS[name] = fn
+        return fn
+
+    return deco
+
+
+def report_section(name: str, order: int = 50) -> Callable[[SectionFn], SectionFn]:
+    """Register the markdown section writer of experiment `name` (see module docstring)."""
+
+    def deco(fn: SectionFn) -> SectionFn:
+        _SECTIONS[name] = (order, fn)
+        return fn
+
+    return deco
+
+
+def _module_name(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _try_import(name: str) -> None:
+    mod = f"widemem_bench.experiments.{_module_name(name)}"
+    try:
+        importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name != mod:  # the module exists but one of its imports is missing
+            raise
+
+
+def available_experiments() -> list[str]:
+    """Module names of this package that may hold experiments (sorted)."""
+    pkg = Path(__file__).parent
+    return sorted(
+        m.name for m in pkgutil.iter_modules([str(pkg)])
+        if m.name not in _NOT_EXPERIMENTS and not m.name.startswith("_")
+    )
+
+
+def get_experiment(name: str) -> ExperimentFn:
+    """The registered function for `name`, importing its module on first use."""
+    if name not in _EXPERIMENTS:
+        _try_import(name)
+    if name not in _EXPERIMENTS:
+        known = ", ".join(sorted(set(available_experiments()) | set(_EXPERIMENTS)))
+        raise ValueError(f"task_name: unknown experiment {name!r} (known: {known})")
+    return _EXPERIMENTS[name]
+
+
+def get_report_sections() -> list[tuple[str, SectionFn]]:
+    """Every registered report section, importing all experiment modules first."""
+    for name in available_experiments():
+        try:
+            _try_import(name)
+        except Exception:  # a broken peer module must not break the report of the others
+            continue
+    return [(n, fn) for n, (_, fn) in sorted(_SECTIONS.items(), key=lambda kv: (kv[1][0], kv[0]))]

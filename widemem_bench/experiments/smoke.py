@@ -1,0 +1,34 @@
+"""`smoke`: a model-free experiment that exercises the machinery (records, sweeps, resume).
+
+It draws a few numbers from the run's seed, optionally sleeps (so a test can kill a sweep
+mid-way) and appends one line per executed run to `params.counter_file` (so a test can
+count which runs were recomputed).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
+from widemem_bench.experiments.registry import experiment
+
+
+@experiment("smoke")
+def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
+    p = cfg.get("params") or {}
+    if p.get("counter_file"):
+        with open(Path(p["counter_file"]), "a") as f:
+            f.write(f"{ctx.output_dir.name}\n")
+    time.sleep(float(p.get("sleep", 0.0)))
+    x = ctx.rng.random(int(p.get("n", 8)))
+    per_query = pd.DataFrame({"i": range(len(x)), "x": x})
+    emb = (cfg.get("embedder") or {}).get("name")
+    metrics = [
+        metric_row("mean_x", float(x.mean()), embedder=emb),
+        metric_row("max_x", float(x.max()), embedder=emb),
+    ]
+    return ExperimentResult(metrics=metrics, per_query=per_query)

@@ -1,0 +1,100 @@
+"""`sweep_weights`: a grid over the simplex of (similarity, importance, recency) weights.
+
+All points run inside one process over one batch preparation (step 0.05 gives 231
+points, each scored in milliseconds). Grid points get point estimates (the same
+registered metrics, no resampling); widemem's default mix and the best point per
+adaptation setting get bootstrap CIs in extra rows with `split` "all" and `setting`
+"widemem" / "best_hit@1". With widemem's per-query adaptation on, factual
+and temporal questions use fixed mixes, so the grid is run with adaptation on (widemem)
+and off (the configured weights apply to every question); `params.adapt` lists which.
+
+Metric rows: one per grid point x metric (split "all"), with `w_sim`, `w_imp`, `w_rec`,
+`adapt` columns. Table `grid`: the same in wide form, for the ternary plots.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from widemem_bench.experiments import batch, common
+from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
+from widemem_bench.experiments.registry import experiment
+from widemem_bench.metrics import compute
+
+SWEEP_BAND = ("recall_moderate_plus", "false_confidence_hard_negative", "precision_moderate_plus")
+SWEEP_RANK = ("hit@1", "mrr")
+
+
+def simplex_grid(step: float) -> np.ndarray:
+    """Every (s, i, r) on the simplex with spacing `step` (1/step must be an integer)."""
+    n = round(1.0 / step)
+    if n < 1 or abs(n * step - 1.0) > 1e-9:
+        raise ValueError(f"params.step: 1/{step} is not an integer")
+    pts = [(a / n, b / n, (n - a - b) / n) for a in range(n + 1) for b in range(n + 1 - a)]
+    return np.round(np.asarray(pts, dtype=np.float64), 10)
+
+
+def setting_name(w: tuple[float, float, float]) -> str:
+    return f"s{w[0]:.2f}_i{w[1]:.2f}_r{w[2]:.2f}"
+
+
+def point_metrics(pq: pd.DataFrame) -> dict[str, float]:
+    """Point estimates of the sweep metrics through the metric registry (no resampling)."""
+    conf = pq[pq["kind"].isin(common.CONFIDENCE_KINDS)]
+    gold = pq[(pq["kind"] == "answerable") & pq["gold_stored"]]
+    bands, kinds = conf["band"].to_numpy(), conf["kind"].to_numpy()
+    out = {m: compute(m, bands, kinds) for m in SWEEP_BAND}
+    out.update({m: compute(m, gold["gold_rank"].to_numpy()) for m in SWEEP_RANK})
+    return out
+
+
+@experiment("sweep_weights")
+def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
+    p = cfg.get("params") or {}
+    name = str(cfg["embedder"]["name"])
+    emb = common.load_embedder_for(ctx, name)
+    th = common.thresholds_of(cfg, emb.model_id)
+    decay, rate = cfg["decay"]["function"], float(cfg["decay"]["rate"])
+    grid = simplex_grid(float(p.get("step", 0.05)))
+    n_boot = int(p.get("n_boot", 200))
+    questions = ctx.timelines().questions
+    rows: list[dict[str, Any]] = []
+    wide: list[dict[str, Any]] = []
+    for adapt in p.get("adapt", [True, False]):
+        tl = ctx.timelines()
+        with ctx.timer("prepare"):
+            prep = batch.prepare(tl.events, questions, emb, mode=str(cfg.get("mode", "balanced")),
+                                 text_col=common.text_col(cfg), adapt=bool(adapt),
+                                 age_from=str(cfg.get("age_from", "clock")))
+        rec = batch.recency_matrix(prep, decay, rate)
+        pq: pd.DataFrame | None = None
+        for w in ctx.bar(grid, f"sweep_weights adapt={adapt}"):
+            wt = (float(w[0]), float(w[1]), float(w[2]))
+            with ctx.timer("score"):
+                scored = batch.score(prep, wt, decay, rate, th, recency=rec)
+            if pq is None:
+                pq = common.per_query_frame(prep, scored, questions, name)
+            else:
+                common.update_frame(pq, prep, scored)
+            extra: dict[str, Any] = {"w_sim": wt[0], "w_imp": wt[1], "w_rec": wt[2], "adapt": bool(adapt)}
+            with ctx.timer("metrics"):
+                vals = point_metrics(pq)
+            rows += [metric_row(m, v, embedder=name, setting=setting_name(wt), split="all",
+                                kind=common.kind_of(m), **extra) for m, v in vals.items()]
+            wide.append({**extra, **vals})
+        assert pq is not None
+        # CIs for widemem's default mix and the best grid point (by hit@1).
+        here = pd.DataFrame([x for x in wide if x["adapt"] == bool(adapt)])
+        best = here.iloc[int(np.argmax(here["hit@1"].to_numpy()))]
+        for label, wt in (("widemem", (0.5, 0.3, 0.2)),
+                          ("best_hit@1", (best["w_sim"], best["w_imp"], best["w_rec"]))):
+            common.update_frame(pq, prep, batch.score(prep, wt, decay, rate, th, recency=rec))
+            rows += common.metric_rows(
+                pq, embedder=name, setting=label, n_boot=n_boot, seed=ctx.seed, splits=("all",),
+                band_metrics=SWEEP_BAND, score_metrics=(), rank_metrics=SWEEP_RANK,
+                w_sim=float(wt[0]), w_imp=float(wt[1]), w_rec=float(wt[2]), adapt=bool(adapt))
+    ctx.info["thresholds"] = list(th)
+    return ExperimentResult(metrics=rows, tables={"grid": pd.DataFrame(wide)})

