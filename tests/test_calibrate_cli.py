@@ -110,23 +110,11 @@ def test_report_lists_every_setting_of_every_embedder() -> None:
 
 def test_calibrate_experiment_writes_the_same_sections(tmp_path) -> None:
     """`python -m widemem_bench.run experiment=calibrate` files carry the cap and the scorer too."""
-    from pathlib import Path
+    from _runcfg import BASE
 
     from widemem_bench.experiments.runner import execute
 
-    root = Path(calibrate.__file__).resolve().parents[1]
-    cfg = {
-        "seed": 0, "mode": "balanced", "age_from": "clock", "memory_text": "fact_stripped",
-        "embedder": {"name": "hash-test"},
-        "dataset": {"name": "timelines_small", "n_users": 30, "seed": 0, "span_days": 365,
-                    "questions_per_user": 40, "start": "2025-01-06", "root": None},
-        "decay": {"function": "exponential", "rate": 0.01},
-        "weights": {"similarity": 0.5, "importance": 0.3, "recency": 0.2},
-        "thresholds": {"source": "widemem", "high": None, "moderate": None, "low": None},
-        "resolver": {"name": "append", "candidate_k": 5, "similarity_floor": None},
-        "paths": {"data_dir": str(root / "datasets"), "cache_dir": None},
-        "progress": False, "force": False, "task_name": "calibrate", "params": {"n_boot": 20},
-    }
+    cfg = {**BASE, "task_name": "calibrate", "params": {"n_boot": 20}}
     rec = execute(cfg, tmp_path / "run")
     assert rec is not None and rec["status"] == "complete"
     c = read_calibration(tmp_path / "run" / "calibration.json")

@@ -6,24 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _runcfg import BASE
 
 from widemem_bench.experiments.runner import execute
 from widemem_bench.reports import plots
 from widemem_bench.reports.writer import load_source, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
-BASE = {
-    "seed": 0, "mode": "balanced", "age_from": "clock", "memory_text": "fact_stripped",
-    "embedder": {"name": "hash-test"},
-    "dataset": {"name": "timelines_small", "n_users": 30, "seed": 0, "span_days": 365,
-                "questions_per_user": 40, "start": "2025-01-06", "root": None},
-    "decay": {"function": "exponential", "rate": 0.01},
-    "weights": {"similarity": 0.5, "importance": 0.3, "recency": 0.2},
-    "thresholds": {"source": "widemem", "high": None, "moderate": None, "low": None},
-    "resolver": {"name": "append", "candidate_k": 5, "similarity_floor": None},
-    "paths": {"data_dir": str(ROOT / "datasets"), "cache_dir": None},
-    "progress": False, "force": False,
-}
 PARAMS = {
     "compare_embedders": {"n_boot": 20, "n_boot_slow": 10},
     "calibrate": {"delta": 0.1, "n_boot": 20},

@@ -1,0 +1,19 @@
+"""The resolved run config of a hash-test experiment on timelines_small, as Hydra would pass it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = {
+    "seed": 0, "mode": "balanced", "age_from": "clock", "memory_text": "fact_stripped",
+    "embedder": {"name": "hash-test"},
+    "dataset": {"name": "timelines_small", "n_users": 30, "seed": 0, "span_days": 365,
+                "questions_per_user": 40, "start": "2025-01-06", "root": None},
+    "decay": {"function": "exponential", "rate": 0.01},
+    "weights": {"similarity": 0.5, "importance": 0.3, "recency": 0.2},
+    "thresholds": {"source": "widemem", "high": None, "moderate": None, "low": None},
+    "resolver": {"name": "append", "candidate_k": 5, "similarity_floor": None},
+    "paths": {"data_dir": str(ROOT / "datasets"), "cache_dir": None},
+    "progress": False, "force": False,
+}
