@@ -248,6 +248,27 @@ def test_fixed_batches_in_input_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert emb.stats.model_calls == 3
 
 
+def test_sort_by_length_batches_similar_lengths_and_keeps_output_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    emb = load_embedder("hash-test", cache=False, batch_size=2, sort_by_length=True)
+    assert not load_embedder("hash-test", cache=False).sort_by_length  # off unless asked
+    seen: list[list[str]] = []
+    real = emb._embed_batch
+
+    def record(texts: list[str], kind: str) -> np.ndarray:
+        seen.append(list(texts))
+        return real(texts, kind)
+
+    monkeypatch.setattr(emb, "_embed_batch", record)
+    texts = ["a much longer text here", "bb", "ccc ccc", "d", "ee"]
+    out = emb.encode(texts)
+    # stable by length: ties keep their first-occurrence order
+    assert seen == [["d", "bb"], ["ee", "ccc ccc"], ["a much longer text here"]]
+    plain = load_embedder("hash-test", cache=False).encode(texts)
+    np.testing.assert_array_equal(out, plain)  # rows come back in the caller's order
+
+
 # --- cache ----------------------------------------------------------------------------------
 
 

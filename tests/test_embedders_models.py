@@ -162,3 +162,73 @@ def test_extended_model_loads_offline(
     np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
     near, far = (passages * queries).sum(axis=1)
     assert near > far, (name, near, far)
+
+
+# --- minilm-l6-onnx: the same weights exported to ONNX once, run by onnxruntime -----------
+
+
+@pytest.fixture(scope="module")
+def onnx_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("onnx-root")
+    load_embedder("minilm-l6-onnx", cache=False, cache_dir=root)  # exports once (~5-10 s)
+    return root
+
+
+def test_onnx_export_matches_torch(
+    models: dict[str, BaseEmbedder], onnx_root: Path, fixture_data: dict
+) -> None:
+    from widemem_bench.embedders.runtimes import ExportedOnnxEmbedder
+
+    emb = load_embedder("minilm-l6-onnx", cache=False, cache_dir=onnx_root)
+    assert isinstance(emb, ExportedOnnxEmbedder)
+    assert emb.model_id == "all-MiniLM-L6-v2"  # widemem's MiniLM thresholds apply
+    assert emb.fingerprint == registry.get_spec("minilm-l6").sha256  # same verified weights
+    meta = json.loads(emb.onnx_path.with_suffix(".json").read_text())
+    assert meta["max_abs_diff"] <= 1e-5 and meta["weights_sha256"] == emb.fingerprint
+    texts = sorted(
+        {c["query"] for c in fixture_data["cases"]}
+        | {f for u in fixture_data["users"].values() for f in u["facts"]}
+    )
+    for kind in ("passage", "query"):
+        got, want = emb.encode(texts, kind=kind), models["minilm-l6"].encode(texts, kind=kind)
+        assert float(np.abs(got - want).max()) < 1e-5
+    # one text per call gives the batch's vectors (padding must not leak into the pooling)
+    one = np.stack([emb.encode([t])[0] for t in texts[:10]])
+    np.testing.assert_allclose(one, emb.encode(texts[:10]), atol=1e-5)
+
+
+def test_onnx_export_is_reused(onnx_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from widemem_bench.embedders import runtimes
+
+    def no_export(*args: object, **kwargs: object) -> float:
+        raise AssertionError("exported again although a verified export exists")
+
+    monkeypatch.setattr(runtimes, "_export_and_check", no_export)
+    emb = load_embedder("minilm-l6-onnx", cache=False, cache_dir=onnx_root)
+    assert emb.encode([NEAR[0]]).shape == (1, 384)
+
+
+@pytest.mark.slow
+def test_onnx_export_tampered_is_redone(onnx_root: Path, tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(onnx_root, root)
+    (path,) = (root / "models").glob("minilm-l6-onnx-*.onnx")
+    with path.open("r+b") as fh:  # flip bytes inside the file
+        fh.seek(path.stat().st_size // 2)
+        fh.write(b"\x00\x01\x02\x03")
+    with pytest.warns(UserWarning, match="fails its check"):
+        emb = load_embedder("minilm-l6-onnx", cache=False, cache_dir=root)
+    assert emb.encode([NEAR[0]]).shape == (1, 384)
+
+
+@pytest.mark.slow
+def test_onnx_export_that_disagrees_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from widemem_bench.embedders import runtimes
+
+    monkeypatch.setattr(runtimes, "EXPORT_TOLERANCE", -1.0)  # no export can pass
+    with pytest.raises(registry.EmbedderError, match="differs from torch") as info:
+        load_embedder("minilm-l6-onnx", cache=False, cache_dir=tmp_path)
+    assert "\n" not in str(info.value)
+    assert not list((tmp_path / "models").glob("*.onnx"))  # nothing half-made under a real name

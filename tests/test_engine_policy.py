@@ -612,3 +612,23 @@ def test_config_weights_tolerance_and_unknown_key():
         EngineConfig().replace(decay="step")
     assert EngineConfig().replace(decay_function="step").decay_function == "step"
     assert "llm_api_key" not in repr(EngineConfig(llm_api_key="secret"))
+
+
+def test_one_query_fast_path_equals_the_general_path() -> None:
+    """score_and_rank on one query (the engine's call, a 1-D fast path) must give exactly
+    the final scores and order of the same query as a one-row batch (the general path),
+    on tie-heavy inputs: ties are where a wrong tie-break would show."""
+    from widemem_bench.engine import scoring
+
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        n = int(rng.integers(0, 30))
+        sim = np.round(rng.random(n), 1)
+        imp = rng.integers(0, 11, n).astype(float)
+        rec = np.round(rng.random(n), 1)
+        for first in (True, False):
+            f1, o1 = scoring.score_and_rank(sim, imp, rec, (0.75, 0.1, 0.15), similarity_first=first)
+            f2, o2 = scoring.score_and_rank(
+                sim[None], imp[None], rec[None], (0.75, 0.1, 0.15), similarity_first=first
+            )
+            assert np.array_equal(f1, f2[0]) and np.array_equal(o1, o2[0])

@@ -60,6 +60,7 @@ def test_report_renders_without_the_sqlite_stage(tmp_path):
     events, questions = toy_timeline(3)
     params = {
         "embedder": "hash-test",
+        "engine_embedder": None,  # the engine encodes with `embedder` too
         "repeats": 1,
         "widemem_users": 2,
         "cache_dir": str(tmp_path / "cache"),
@@ -78,6 +79,7 @@ def test_run_perf_tiny_end_to_end(tmp_path):
     stages = ["limit_engine", "scaling", "sweep"] + (["widemem"] if widemem_available() else [])
     params = {
         "embedder": "hash-test",
+        "engine_embedder": None,
         "repeats": 2,
         "widemem_users": 2,
         "memories_per_user": [5, 20],
@@ -122,7 +124,7 @@ def test_run_perf_tiny_end_to_end(tmp_path):
         # (2)/(3): widemem and the engine on the same steps, back to back, per repeat
         assert len(wm["pair_speedups"]) == 2 and len(wm["engine_same_steps_s"]) == 2
         assert s["engine_over_widemem"] == pytest.approx(float(np.median(wm["pair_speedups"])))
-        assert "(2)/(3)" in text and "3e engine, same steps" in text
+        assert "(2)/(3)" in text and "3e engine, `hash-test`, same steps" in text
 
 
 def test_replay_steps_feed_every_text_to_the_prefetch():

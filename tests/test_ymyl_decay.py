@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from _embedders import make_test_embedder
 
-from widemem_bench.experiments.ymyl_decay import category, layout, score_days
+from widemem_bench.experiments.ymyl_decay import category, layout, lost_by_day, score_days
 
 T0 = dt.datetime(2025, 1, 1, 12)
 W = (0.5, 0.3, 0.2)
@@ -41,6 +41,25 @@ def test_category_split():
     assert category(5, False) == "context"
 
 
+def test_lost_by_day_counts_only_facts_in_reach_at_the_base_day():
+    # Four questions (rows) of two users at days 1, 60, 365. Row 3 is never in reach at
+    # day 1, so it is not counted even when it climbs into reach later.
+    in_reach = {0: (True, True, False), 1: (True, False, False), 2: (True, True, True), 3: (False, True, True)}
+    df = pd.DataFrame([{"row": r, "user_id": "a" if r < 2 else "b", "days": d, "in_reach": v[i]}
+                       for r, v in in_reach.items() for i, d in enumerate((1.0, 60.0, 365.0))])
+    lost = lost_by_day(df, "in_reach", 1.0)
+    assert set(lost["row"]) == {0, 1, 2}
+    share = lost.groupby("days")["lost"].mean()
+    assert share[1.0] == 0.0
+    assert share[60.0] == pytest.approx(1 / 3)   # row 1
+    assert share[365.0] == pytest.approx(2 / 3)  # rows 0 and 1
+    assert set(lost.loc[lost["days"] == 365.0, "user_id"]) == {"a", "b"}
+    with pytest.raises(ValueError, match="base day 7"):
+        lost_by_day(df, "in_reach", 7.0)
+    with pytest.raises(ValueError, match="twice"):
+        lost_by_day(pd.concat([df, df]), "in_reach", 1.0)
+
+
 def test_ranks_fall_with_age_unless_immune():
     lay = layout(_events(), make_test_embedder(), questions_per_fact=3, seed=0)
     assert set(lay.rows["fact_id"]) == {"f0", "f1", "f2", "f3", "f4", "f5", "f6"}
@@ -56,9 +75,15 @@ def test_ranks_fall_with_age_unless_immune():
     strong = (lay.rows["fact_id"].isin(["f0", "f4"])).to_numpy()
     gold = [score_days(lay, n, "exponential", 0.05, "on_gold", W, TH).gold_rank for n in (1, 365)]
     np.testing.assert_array_equal(gold[0][strong], gold[1][strong])
-    # widemem's regex flags "allergic to" but not "takes metformin for type 2 diabetes".
-    regex = dict(zip(lay.rows["fact_id"], lay.strong_regex[np.arange(len(lay.rows)), lay.target_col], strict=True))
+    # widemem's regex flags "allergic to" but not "takes metformin for type 2 diabetes";
+    # the lexicon classifier flags both and nothing else here.
+    at_target = np.arange(len(lay.rows)), lay.target_col
+    regex = dict(zip(lay.rows["fact_id"], lay.strong_regex[at_target], strict=True))
     assert regex["f4"] and not regex["f0"]
+    lexicon = dict(zip(lay.rows["fact_id"], lay.strong_lexicon[at_target], strict=True))
+    assert {f for f, v in lexicon.items() if v} == {"f0", "f4"}
+    lex = [score_days(lay, n, "exponential", 0.05, "on_lexicon", W, TH).gold_rank for n in (1, 365)]
+    np.testing.assert_array_equal(lex[0][strong], lex[1][strong])
 
 
 def test_padding_fills_the_store_without_the_targets_attribute():
@@ -92,11 +117,15 @@ def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
     }
     res = get_experiment("ymyl_decay")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
     curve = res.tables["curve"]
-    assert set(curve["store"]) == {"own", "40"} and set(curve["ymyl"]) == {"off", "on", "on_gold"}
+    assert set(curve["store"]) == {"own", "40"} and set(curve["ymyl"]) == {"off", "on", "on_lexicon", "on_gold"}
     crit = curve[(curve["slice"] == "critical") & (curve["ymyl"] == "on_gold")]
     for _, g in crit.groupby("store"):
         assert g["in_reach"].nunique() == 1  # immune: flat in age
-    assert (tmp_path / "run" / "ymyl_decay.md").read_text().startswith("## YMYL decay")
+        assert (g["lost_reach"].fillna(0) == 0).all() and (g["lost_top1"].fillna(0) == 0).all()
+    assert set(res.tables["classifier"]["classifier"]) == {"widemem", "lexicon"}
+    md = (tmp_path / "run" / "ymyl_decay.md").read_text()
+    assert md.startswith("## YMYL decay")
+    assert "out of reach" in md.lower() and "on_lexicon" in md
 
 
 @pytest.mark.models
@@ -113,5 +142,6 @@ def test_medication_fades_without_ymyl_and_not_with_it(tmp_path: Path):
     med = c[c["attribute"] == "medication"].groupby(["ymyl", "days"])["top1"].mean()
     assert med[("off", 1.0)] - med[("off", 365.0)] > 0.2
     assert med[("on_gold", 1.0)] == med[("on_gold", 365.0)]
+    assert med[("on_lexicon", 1.0)] == med[("on_lexicon", 365.0)]
     trivial = c[c["category"] == "trivial"].groupby(["ymyl", "days"])["in_reach"].mean()
     assert trivial[("on_gold", 1.0)] - trivial[("on_gold", 365.0)] > 0.1

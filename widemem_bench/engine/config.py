@@ -17,7 +17,7 @@ from typing import Any
 from widemem_bench.engine.confidence import CALIBRATED, validate_thresholds
 from widemem_bench.engine.modes import validate_mode
 from widemem_bench.engine.recency import validate_decay
-from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories
+from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, validate_classifier
 
 RESOLVERS: tuple[str, ...] = ("append", "rule", "oracle", "llm")
 EXTRACTORS: tuple[str, ...] = ("verbatim", "rule", "llm")
@@ -133,6 +133,10 @@ class EngineConfig:
       ``ymyl_decay_immunity`` (full recency at any age),
       ``ymyl_contradiction_threshold`` 0.6 (cosine gate of the contradiction
       check), ``ymyl_categories`` in widemem's order.
+    - ``ymyl_classifier``: "widemem" (its regex rule) or "lexicon" (the
+      project's: widemem's rule plus drug names, condition names and medical
+      usage patterns, ``engine.ymyl_lexicon``; a stand-in for the tag
+      widemem's extraction LLM gives).
 
     Pipeline
     - ``resolver``: append | rule | oracle | llm; ``candidate_k`` nearest
@@ -160,6 +164,7 @@ class EngineConfig:
     ymyl_decay_immunity: bool = True
     ymyl_contradiction_threshold: float = 0.6
     ymyl_categories: tuple[str, ...] = YMYL_CATEGORIES
+    ymyl_classifier: str = "widemem"
     resolver: str = "append"
     candidate_k: int = 5
     similarity_floor: float | None = None
@@ -213,6 +218,7 @@ class EngineConfig:
             _in_range("ymyl_contradiction_threshold", self.ymyl_contradiction_threshold, -1.0, 1.0),
         )
         put("ymyl_categories", validate_categories(self.ymyl_categories, "ymyl_categories"))
+        put("ymyl_classifier", validate_classifier(self.ymyl_classifier))
 
         put("resolver", _choice("resolver", self.resolver, RESOLVERS))
         _positive_int("candidate_k", self.candidate_k)

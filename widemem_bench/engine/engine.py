@@ -45,7 +45,7 @@ from .modes import RetrievalMode, effective_top_k, fetch_k, preset, resolve_mode
 from .recency import compute_recency
 from .resolvers import Action, make_resolver
 from .store import Change, HistoryEntry, Memory, MemoryStore, content_hash, utcnow
-from .ymyl import classify_ymyl
+from .ymyl import classify_ymyl_with
 
 __all__ = [
     "AddResult",
@@ -333,7 +333,7 @@ class MemoryEngine:
         """(fact with the YMYL importance floor, category, strong?) when YMYL is on."""
         if not self.config.ymyl_enabled:
             return fact, None, False
-        match = classify_ymyl(fact.content, self.config.ymyl_categories)
+        match = classify_ymyl_with(fact.content, self.config.ymyl_categories, self.config.ymyl_classifier)
         if match is None or match.strength != "strong":
             # A weak match changes nothing in widemem 2.0.2.
             return fact, None, False
@@ -567,7 +567,7 @@ class MemoryEngine:
                 if m.ymyl_category is not None:
                     recency[j] = 1.0
                     continue
-                match = classify_ymyl(m.content, cfg.ymyl_categories)
+                match = classify_ymyl_with(m.content, cfg.ymyl_categories, cfg.ymyl_classifier)
                 if match is not None and match.strength == "strong":
                     recency[j] = 1.0
         return recency

@@ -4,14 +4,19 @@ Term lists are widemem's (62 strong, 78 weak, over 8 categories). Terms match
 as whole words, case-insensitively. Some weak terms can never fire as written
 in widemem (the stem "allerg" between word boundaries only matches the bare
 stem); they are kept so counts and behaviour stay identical.
+
+The end of the module adds the project's own classifier (widemem's rule plus
+the lexicon of ``engine.ymyl_lexicon``), chosen by ``EngineConfig.ymyl_classifier``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from widemem_bench.engine.ymyl_lexicon import lexicon_hits
 
 YMYL_CATEGORIES: tuple[str, ...] = (
     "health", "medical", "financial", "legal", "safety", "insurance", "tax", "pharmaceutical",
@@ -147,3 +152,47 @@ def classify_ymyl(text: str, categories: Sequence[str] = YMYL_CATEGORIES) -> YMY
     c, found = best
     strength: Strength = "strong" if len(found) >= WEAK_HITS_FOR_STRONG else "weak"
     return YMYLMatch(c, strength, tuple(found))
+
+
+# ---------------------------------------------------------------- the project's classifiers
+# Not widemem: widemem relies on its extraction LLM's YMYL tag and uses this regex
+# only as a fallback, which misses medications and oblique mentions. The engine has
+# no LLM by default, so `EngineConfig.ymyl_classifier` can pick a stand-in.
+YMYL_CLASSIFIERS: tuple[str, ...] = ("widemem", "lexicon")
+
+
+def classify_ymyl_lexicon(text: str, categories: Sequence[str] = YMYL_CATEGORIES) -> YMYLMatch | None:
+    """widemem's rule, then the project's lexicon (``engine.ymyl_lexicon``).
+
+    A strong widemem match is kept as it is. Otherwise any lexicon hit (a drug
+    name, a condition name or a medical usage pattern) in one of ``categories``
+    makes the text strong, in the category of its first hit; without one,
+    widemem's verdict (weak or None) stands.
+    """
+    base = classify_ymyl(text, categories)
+    if base is not None and base.is_strong:
+        return base
+    cats = categories if categories is YMYL_CATEGORIES else validate_categories(categories)
+    hits = [(c, term) for c, term in lexicon_hits(text) if c in cats]
+    if not hits:
+        return base
+    return YMYLMatch(hits[0][0], "strong", tuple(term for _, term in hits))
+
+
+_CLASSIFIER_FUNCS: dict[str, Callable[[str, Sequence[str]], YMYLMatch | None]] = {
+    "widemem": classify_ymyl,
+    "lexicon": classify_ymyl_lexicon,
+}
+
+
+def validate_classifier(name: object, key: str = "ymyl_classifier") -> str:
+    name = getattr(name, "value", name)
+    if name not in _CLASSIFIER_FUNCS:
+        raise ValueError(f"{key} must be one of {', '.join(YMYL_CLASSIFIERS)}, got {name!r}")
+    return str(name)
+
+
+def classify_ymyl_with(text: str, categories: Sequence[str] = YMYL_CATEGORIES,
+                       classifier: str = "widemem") -> YMYLMatch | None:
+    """The YMYL verdict of ``classifier`` ("widemem" or "lexicon") over ``categories``."""
+    return _CLASSIFIER_FUNCS[validate_classifier(classifier, "classifier")](text, categories)

@@ -159,6 +159,8 @@ class PrefetchedEmbedder:
             self.prefetch(missing, kind)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if len(texts) == 1:  # the engine's usual call: no stack for one row
+            return self._held[(kind, texts[0])][None, :]
         return np.stack([self._held[(kind, t)] for t in texts])
 
     def __getattr__(self, item: str) -> Any:
