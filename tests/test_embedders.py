@@ -227,8 +227,8 @@ def test_encode_rejects_bad_arguments() -> None:
         emb.encode([1, 2])  # type: ignore[list-item]
 
 
-def test_fixed_batches_in_input_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    emb = load_embedder("hash-test", cache=False, batch_size=3)
+def _record_batches(emb: Any, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The batches ``emb`` hands its runtime, in order (filled as it encodes)."""
     seen: list[list[str]] = []
     real = emb._embed_batch
 
@@ -237,6 +237,12 @@ def test_fixed_batches_in_input_order(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(texts, kind)
 
     monkeypatch.setattr(emb, "_embed_batch", record)
+    return seen
+
+
+def test_fixed_batches_in_input_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    emb = load_embedder("hash-test", cache=False, batch_size=3)
+    seen = _record_batches(emb, monkeypatch)
     texts = [f"text {i}" for i in range(8)] + ["text 0"]  # a duplicate is encoded once
     out = emb.encode(texts)
     assert seen == [
@@ -253,14 +259,7 @@ def test_sort_by_length_batches_similar_lengths_and_keeps_output_order(
 ) -> None:
     emb = load_embedder("hash-test", cache=False, batch_size=2, sort_by_length=True)
     assert not load_embedder("hash-test", cache=False).sort_by_length  # off unless asked
-    seen: list[list[str]] = []
-    real = emb._embed_batch
-
-    def record(texts: list[str], kind: str) -> np.ndarray:
-        seen.append(list(texts))
-        return real(texts, kind)
-
-    monkeypatch.setattr(emb, "_embed_batch", record)
+    seen = _record_batches(emb, monkeypatch)
     texts = ["a much longer text here", "bb", "ccc ccc", "d", "ee"]
     out = emb.encode(texts)
     # stable by length: ties keep their first-occurrence order

@@ -143,7 +143,11 @@ class OnnxEmbedder(BaseEmbedder):
         assert spec.package and spec.module and spec.weights and spec.dim and spec.tokenizer
         weights = locate(spec.module, spec.package, spec.weights)
         self._fingerprint = verify(weights, spec.sha256, spec.package)
-        self._open(weights, threads)
+        self._open(self._model_file(weights, threads), threads)
+
+    def _model_file(self, weights: Path, threads: int | None) -> Path:
+        """The ONNX file to run: the verified weights file itself."""
+        return weights
 
     def _open(self, model: Path, threads: int | None) -> None:
         """Tokenizer and onnxruntime session for ``model``; checks the output index."""
@@ -227,21 +231,15 @@ class ExportedOnnxEmbedder(OnnxEmbedder):
     about 3-4x faster (torch's per-call overhead dominates short texts).
     """
 
-    def __init__(
-        self,
-        spec: EmbedderSpec,
-        *,
-        cache: EmbeddingCache | None,
-        threads: int | None = 1,
-        **common: Any,
-    ) -> None:
-        BaseEmbedder.__init__(self, spec, cache=cache, **common)
-        assert spec.package and spec.module and spec.weights and spec.dim and spec.tokenizer
-        weights = locate(spec.module, spec.package, spec.weights)
-        self._fingerprint = verify(weights, spec.sha256, spec.package)
+    onnx_path: Path
+
+    def _model_file(self, weights: Path, threads: int | None) -> Path:
+        """The verified export of the weights' sentence-transformers folder (made once)."""
+        spec = self.spec
+        assert spec.module and spec.package
         folder = package_root(spec.module, spec.package) / (spec.model_dir or "")
         self.onnx_path = export_onnx(spec, folder, self._fingerprint, self.cache_root, threads)
-        self._open(self.onnx_path, threads)
+        return self.onnx_path
 
 
 def export_onnx(
