@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from widemem_bench import embedders
+from widemem_bench import embedders, provenance
 from widemem_bench.embedders import (
     DEFAULT_SET,
     Embedder,
@@ -175,13 +175,13 @@ def test_sha256_hashed_once_per_path_mtime_size(
 ) -> None:
     weights, digest = _fake_package(tmp_path, monkeypatch)
     calls = []
-    real = registry.hashlib.sha256
+    real = provenance.hashlib.sha256
 
     def counting(*args: Any) -> Any:
         calls.append(1)
         return real(*args)
 
-    monkeypatch.setattr(registry.hashlib, "sha256", counting)
+    monkeypatch.setattr(provenance.hashlib, "sha256", counting)
     for _ in range(3):
         assert registry.verify(weights, digest, "fake-weights-pkg") == digest
     assert calls == []  # hashed by _fake_package already

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from widemem_bench.provenance import REPO_ROOT
+
 DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
 # (experiment, swept over the embedder set?) in run order; the cheap ones reuse the cache
 # the first one fills.

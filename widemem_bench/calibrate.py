@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from widemem_bench.provenance import REPO_ROOT
+
 DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
 WIDEMEM_WEIGHTS = (0.5, 0.3, 0.2)
 WIDEMEM_DECAY = ("exponential", 0.01)

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from widemem_bench.provenance import REPO_ROOT
+
 BASELINE_PATH = REPO_ROOT / "reports" / "baseline" / "metrics.json"
 CONFIG: dict[str, Any] = {
     "embedder": "minilm-l6",

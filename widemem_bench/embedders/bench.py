@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from widemem_bench import provenance
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -236,39 +236,16 @@ def run_models(
     return rows
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _git_sha() -> str:
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        return sha + (" (working tree has uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
+    g = provenance.git_info()
+    if not g["sha"]:
         return "unknown"
+    return g["sha"] + (" (working tree has uncommitted changes)" if g["dirty"] else "")
 
 
 def _versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    parts = []
-    for pkg in ("torch", "sentence-transformers", "onnxruntime", "tokenizers", "scikit-learn"):
-        try:
-            parts.append(f"{pkg} {version(pkg)}")
-        except PackageNotFoundError:
-            parts.append(f"{pkg} -")
-    return ", ".join(parts)
+    names = ("torch", "sentence-transformers", "onnxruntime", "tokenizers", "scikit-learn")
+    return ", ".join(f"{k} {v or '-'}" for k, v in provenance.package_versions(names).items())
 
 
 def render(rows: list[Row], meta: dict[str, str]) -> str:
@@ -341,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
         "commit": _git_sha(),
         "nproc": str(os.cpu_count()),
-        "cpu": _cpu_model(),
+        "cpu": provenance.cpu_model() or "unknown",
         "load_before": load_before,
         "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "omp": os.environ.get("OMP_NUM_THREADS", ""),

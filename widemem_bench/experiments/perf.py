@@ -26,7 +26,6 @@ Medians of `repeats` runs. `python -m widemem_bench.experiments.perf --out repor
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import functools
 import gc
@@ -48,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench import provenance
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment, report_section
 from widemem_bench.peers.replay import (
@@ -621,34 +621,15 @@ def run_stage(stage: str, p: dict[str, Any], work: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- orchestration
 def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    commit = ""
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=Path(__file__).resolve().parents[2], timeout=10).stdout.strip()
-    versions: dict[str, str] = {}
-    for pkg in ("torch", "sentence-transformers", "numpy", "widemem-ai", "faiss-cpu"):
-        try:
-            import importlib.metadata as md
-
-            versions[pkg] = md.version(pkg)
-        except Exception:
-            versions[pkg] = "-"
+    versions = provenance.package_versions(("torch", "sentence-transformers", "numpy", "widemem-ai", "faiss-cpu"))
     return {
-        "cpu": cpu,
+        "cpu": provenance.cpu_model() or "",
         "cores": os.cpu_count(),
         "load_avg": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
-        "commit": commit,
+        "commit": (provenance.git_info()["sha"] or "")[:7],
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "versions": versions,
+        "versions": {k: v or "-" for k, v in versions.items()},
     }
 
 

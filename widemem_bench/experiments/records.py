@@ -14,21 +14,20 @@ import json
 import math
 import os
 import platform
-import subprocess
 import tempfile
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from widemem_bench import provenance
 from widemem_bench.experiments.context import METRIC_COLUMNS, ExperimentResult, RunContext
+from widemem_bench.provenance import file_sha256, git_info
 
 RECORD_NAME = "record.json"
 SCHEMA_VERSION = 1
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Config keys that say where or how verbosely to run, not what to compute: they do not
 # enter the config hash, so moving the output folder or turning off bars keeps resume valid.
@@ -69,52 +68,13 @@ def code_hash() -> str:
 
 
 @lru_cache(maxsize=1)
-def git_info() -> dict[str, Any]:
-    """Commit sha and dirty flag of the checkout (None outside git)."""
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
-            timeout=10, check=True,
-        ).stdout.strip()
-        dirty = bool(subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        return {"sha": None, "dirty": None}
-    return {"sha": sha, "dirty": dirty}
-
-
-@lru_cache(maxsize=1)
 def package_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in _PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return provenance.package_versions(_PACKAGES)
 
 
 def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"host": platform.node(), "cpu": cpu, "nproc": os.cpu_count(),
+    return {"host": platform.node(), "cpu": provenance.cpu_model(), "nproc": os.cpu_count(),
             "python": platform.python_version(), "platform": platform.platform()}
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _jsonable(x: Any) -> Any:

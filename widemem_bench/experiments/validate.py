@@ -7,10 +7,10 @@ Runs on the resolved config (a plain dict) before any work starts. Plain Python,
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from widemem_bench.provenance import REPO_ROOT
+
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
 RESOLVERS = ("append", "rule", "oracle", "llm")
 MODES = ("fast", "balanced", "deep")

@@ -13,7 +13,6 @@ experiment can embed all texts once and slice by conversation with array operati
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from widemem_bench.provenance import file_sha256
 
 LOCOMO_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
 LOCOMO_SOURCE = "snap-research/LoCoMo, data/locomo10.json (CC BY-NC 4.0)"
@@ -69,14 +70,6 @@ def normalise_evidence(items: Iterable[str]) -> tuple[str, ...]:
             if dia_id not in out:
                 out.append(dia_id)
     return tuple(out)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def resolve_locomo_path(path: str | Path | None = None) -> Path:
@@ -198,7 +191,7 @@ def load_locomo(path: str | Path | None = None, *, verify: bool = True) -> LoCoM
         raise ValueError(
             f"locomo_path: no file at {resolved}; get {LOCOMO_SOURCE} and point the config at it"
         )
-    digest = sha256_file(resolved)
+    digest = file_sha256(resolved)
     if verify and digest != LOCOMO_SHA256:
         raise ValueError(
             f"locomo_path: sha256 {digest[:12]}... of {resolved} is not the pinned "

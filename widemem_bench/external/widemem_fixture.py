@@ -29,7 +29,6 @@ Definitions that reproduce the table of ``../shared/data/README.md`` to the case
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +36,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from widemem_bench.provenance import file_sha256
 
 FIXTURE_SHA256 = "d884f82c07b67d0aadf28cf99c172450b7fe7e4b9dcd3c0718a51b699b65ddf7"
 FIXTURE_NAME = "widemem_confidence_minilm.json"
@@ -67,14 +68,6 @@ class FixtureChecksumError(ValueError):
     """The fixture file's sha256 is not the one recorded in ../shared/data/README.md."""
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def load_widemem_fixture_raw(path: str | Path | None = None, *, verify: bool = True) -> dict[str, Any]:
     """The fixture's JSON as a dict, after checking its sha256 (``verify=False`` skips the check)."""
     p = Path(path) if path is not None else DEFAULT_FIXTURE_PATH
@@ -83,7 +76,7 @@ def load_widemem_fixture_raw(path: str | Path | None = None, *, verify: bool = T
             f"path: widemem fixture not found at {p}; put {FIXTURE_NAME} in ../shared/data or pass path="
         )
     if verify:
-        got = _sha256(p)
+        got = file_sha256(p)
         if got != FIXTURE_SHA256:
             raise FixtureChecksumError(f"path: {p} has sha256 {got}, expected {FIXTURE_SHA256} (wrong or edited file)")
     data = json.loads(p.read_text(encoding="utf-8"))

@@ -20,14 +20,13 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.experiments.records import (
-    REPO_ROOT,
     find_run_dirs,
-    git_info,
     is_complete,
     machine_info,
     metrics_frame,
     read_record,
 )
+from widemem_bench.provenance import REPO_ROOT, git_info
 from widemem_bench.reports import plots
 
 # Markdown written by other tools into reports/. A fragment named after an experiment

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
+from widemem_bench.provenance import REPO_ROOT
 from widemem_bench.timelines.dataset import Timelines, generate, load, version_name
 from widemem_bench.timelines.generator import GENERATOR_VERSION
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = REPO_ROOT / "configs" / "dataset"
 _KEYS = ("n_users", "seed", "span_days", "questions_per_user", "start", "root")
 
