@@ -17,3 +17,14 @@ BASE = {
     "paths": {"data_dir": str(ROOT / "datasets"), "cache_dir": None},
     "progress": False, "force": False,
 }
+
+
+def tiny_cfg(tmp_path: Path, n_users: int, params: dict) -> dict:
+    """A hash-test run over a tiny timeline built under ``tmp_path`` (experiment end-to-end tests)."""
+    return {
+        "embedder": {"name": "hash-test"},
+        "dataset": {"name": "tiny", "n_users": n_users, "seed": 0, "span_days": 365,
+                    "questions_per_user": 20, "root": str(tmp_path / "data")},
+        "paths": {"cache_dir": str(tmp_path / "cache")},
+        "params": params,
+    }

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
+from _runcfg import tiny_cfg
 
 from widemem_bench.engine import EngineConfig
 from widemem_bench.experiments.contradiction import (
@@ -94,13 +95,7 @@ def test_gold_by_content_and_rate_ci():
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
     from widemem_bench.experiments import RunContext, get_experiment
 
-    cfg = {
-        "embedder": {"name": "hash-test"},
-        "dataset": {"name": "tiny", "n_users": 4, "seed": 0, "span_days": 365, "questions_per_user": 20,
-                    "root": str(tmp_path / "data")},
-        "paths": {"cache_dir": str(tmp_path / "cache")},
-        "params": {"k": 5, "floors": [0.5], "n_boot": 50},
-    }
+    cfg = tiny_cfg(tmp_path, 4, {"k": 5, "floors": [0.5], "n_boot": 50})
     ctx = RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg)
     res = get_experiment("contradiction")(cfg, ctx)
     settings = {m["setting"] for m in res.metrics}

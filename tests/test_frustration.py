@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
+from _runcfg import tiny_cfg
 
 from widemem_bench.engine import EngineConfig
 from widemem_bench.engine.rephrase import (
@@ -128,13 +129,7 @@ def test_quiet_scoring_labels_identical_reasks_apart():
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
     from widemem_bench.experiments import RunContext, get_experiment
 
-    cfg = {
-        "embedder": {"name": "hash-test"},
-        "dataset": {"name": "tiny", "n_users": 3, "seed": 0, "span_days": 365, "questions_per_user": 20,
-                    "root": str(tmp_path / "data")},
-        "paths": {"cache_dir": str(tmp_path / "cache")},
-        "params": {"resolvers": ["append"], "n_boot": 50, "window_sweep": [60], "cost_store_size": 60},
-    }
+    cfg = tiny_cfg(tmp_path, 3, {"resolvers": ["append"], "n_boot": 50, "window_sweep": [60], "cost_store_size": 60})
     res = get_experiment("frustration")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
     names = {m["metric"] for m in res.metrics}
     assert {"action_accuracy", "rephrase_precision", "rephrase_recall", "auto_mode_agreement",

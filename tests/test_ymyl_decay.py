@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
+from _runcfg import tiny_cfg
 
 from widemem_bench.experiments.ymyl_decay import category, layout, lost_by_day, score_days
 
@@ -107,14 +108,8 @@ def test_padding_fills_the_store_without_the_targets_attribute():
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
     from widemem_bench.experiments import RunContext, get_experiment
 
-    cfg = {
-        "embedder": {"name": "hash-test"},
-        "dataset": {"name": "tiny", "n_users": 4, "seed": 0, "span_days": 365, "questions_per_user": 20,
-                    "root": str(tmp_path / "data")},
-        "paths": {"cache_dir": str(tmp_path / "cache")},
-        "params": {"days": [1, 60, 365], "decays": [{"function": "exponential", "rate": 0.01}],
-                   "store_sizes": [None, 40], "plot_store": 40, "n_boot": 30},
-    }
+    cfg = tiny_cfg(tmp_path, 4, {"days": [1, 60, 365], "decays": [{"function": "exponential", "rate": 0.01}],
+                   "store_sizes": [None, 40], "plot_store": 40, "n_boot": 30})
     res = get_experiment("ymyl_decay")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
     curve = res.tables["curve"]
     assert set(curve["store"]) == {"own", "40"} and set(curve["ymyl"]) == {"off", "on", "on_lexicon", "on_gold"}

@@ -782,15 +782,14 @@ def render_report(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     if "limit_s" in le:
-        by = le.get("limit_s_by") or {p["embedder"]: le["limit_s"]}
-        for i, (name, ts) in enumerate(by.items()):
+        for i, (name, ts) in enumerate(le["limit_s_by"].items()):
             lines.append(
                 f"| 1{'' if i == 0 else 't'} limit, `{name}` | batched encode of every unique fact and question "
                 f"text ({_runtime(name)}, sorted by length) | {_fmt(le['n_texts'])} | - | {_fmt(median(ts), 2)} | "
                 f"{_fmt(le['n_texts'] / median(ts))} | - | {_fmt(le['peak_rss_mb'], 0) + ' (1 and 2)' if i == 0 else '(same process)'} |"
             )
         lines.append(
-            f"| 2 engine, `{le.get('engine_embedder', p['embedder'])}` | cold cache: encode (one batch per kind) + {le['n_adds']:,} add_fact + "
+            f"| 2 engine, `{le['engine_embedder']}` | cold cache: encode (one batch per kind) + {le['n_adds']:,} add_fact + "
             f"{le['n_searches']:,} search, {le['n_users']} users | {_fmt(le['n_texts'])} | "
             f"{_fmt(le['n_adds'] + le['n_searches'])} | {_fmt(median(le['engine_s']), 2)} | "
             f"{_fmt(le['engine_texts_per_s'])} | {_fmt(le['engine_ops_per_s'])} | (same process) |"
@@ -810,9 +809,7 @@ def render_report(results: dict[str, Any]) -> str:
             f"{_fmt(median(wm['widemem_s']), 2)} | - | "
             f"{_fmt(wm['widemem_ops_per_s'])} | {_fmt(wm['peak_rss_mb'], 0)} (3 and 3e) |"
         )
-        by_e = wm.get("engine_same_steps_s_by") or (
-            {p["embedder"]: wm["engine_same_steps_s"]} if wm.get("engine_same_steps_s") else {})
-        for i, (name, ts) in enumerate(by_e.items()):
+        for i, (name, ts) in enumerate(wm["engine_same_steps_s_by"].items()):
             t_e = median(ts)
             lines.append(
                 f"| 3{'e' if i == 0 else 't'} engine, `{name}`, same steps | stage 3's steps through this engine as "
@@ -887,11 +884,10 @@ def render_report(results: dict[str, Any]) -> str:
                 f"repeated text once; the rest of its time is per-call work (one torch encode per call, a "
                 f"committed SQLite history row per add, FAISS, pydantic)."
             )
-            singles = le.get("single_texts_per_s_by") or {le.get("engine_embedder", p["embedder"]): le["single_texts_per_s"]}
-            rates = le.get("limit_texts_per_s_by") or {le.get("engine_embedder", p["embedder"]): le["limit_texts_per_s"]}
+            singles = le["single_texts_per_s_by"]
             per = "; ".join(
-                f"`{n}` ({_runtime(n)}) {1e3 / rates[n]:.1f} ms per text batched, {1e3 / singles[n]:.1f} ms one per call"
-                for n in rates if n in singles
+                f"`{n}` ({_runtime(n)}) {1e3 / rate:.1f} ms per text batched, {1e3 / singles[n]:.1f} ms one per call"
+                for n, rate in le["limit_texts_per_s_by"].items()
             )
             lines.append(
                 f"  Encode cost per text on this machine, one thread: {per}. The issue's 8x assumed 1.3 ms "
