@@ -11,6 +11,7 @@ the lexicon of ``engine.ymyl_lexicon``), chosen by ``EngineConfig.ymyl_classifie
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -194,5 +195,14 @@ def validate_classifier(name: object, key: str = "ymyl_classifier") -> str:
 
 def classify_ymyl_with(text: str, categories: Sequence[str] = YMYL_CATEGORIES,
                        classifier: str = "widemem") -> YMYLMatch | None:
-    """The YMYL verdict of ``classifier`` ("widemem" or "lexicon") over ``categories``."""
-    return _CLASSIFIER_FUNCS[validate_classifier(classifier, "classifier")](text, categories)
+    """The YMYL verdict of ``classifier`` ("widemem" or "lexicon") over ``categories``.
+
+    Memoised: widemem re-classifies every candidate's text at every search, and a
+    memory's text never changes, so each (text, categories, classifier) is read once.
+    """
+    return _classify_cached(text, tuple(categories), validate_classifier(classifier, "classifier"))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _classify_cached(text: str, categories: tuple[str, ...], classifier: str) -> YMYLMatch | None:
+    return _CLASSIFIER_FUNCS[classifier](text, categories)
