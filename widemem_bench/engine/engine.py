@@ -19,14 +19,16 @@ from the wall-clock insert time, so that a fast ingest reads ~0 days old.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import importlib
 import math
 import numbers
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -58,6 +60,23 @@ __all__ = [
 ]
 
 SECONDS_PER_DAY = 86400.0
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialised(
+    method: Callable[Concatenate[MemoryEngine, _P], _R],
+) -> Callable[Concatenate[MemoryEngine, _P], _R]:
+    """Run the method under the engine's lock: an add plans against the store and then
+    writes, so two threads interleaving there lost or duplicated memories (issue 17)."""
+
+    @functools.wraps(method)
+    def locked(self: MemoryEngine, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 @dataclass(frozen=True)
@@ -229,6 +248,9 @@ class MemoryEngine:
             binding = f"{getattr(embedder, 'name', '?')}:{getattr(embedder, 'fingerprint', '?')}"
         self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding)
         self._calibrated: tuple[float, float, float] | None = None
+        # One engine may be shared by threads: each public call runs alone (re-entrant,
+        # so pin -> add-style planning nests). The embedder runs inside the lock too.
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------ lifetime
     def close(self) -> None:
@@ -241,6 +263,7 @@ class MemoryEngine:
         self.close()
 
     # --------------------------------------------------------------- reads
+    @_serialised
     def memories(self, user_id: str) -> list[Memory]:
         """All memories of ``user_id`` in insertion order."""
         return self.store.memories(_check_user(user_id))
@@ -248,11 +271,14 @@ class MemoryEngine:
     def get(self, memory_id: str, user_id: str | None = None) -> Memory | None:
         return self.store.get(memory_id, user_id)
 
-    def history(self, memory_id: str) -> list[HistoryEntry]:
-        """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first."""
-        return self.store.history(memory_id)
+    @_serialised
+    def history(self, memory_id: str, user_id: str | None = None) -> list[HistoryEntry]:
+        """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first; with
+        ``user_id``, only that user's (as ``get`` and ``delete`` scope by user)."""
+        return self.store.history(memory_id, None if user_id is None else _check_user(user_id))
 
     # -------------------------------------------------------------- writes
+    @_serialised
     def add(self, text: str, user_id: str, at: dt.datetime | None = None) -> AddResult:
         """Extract facts from ``text`` and resolve them against the user's memories."""
         text = _check_text(text, "text", self.config.max_text_chars)
@@ -263,6 +289,7 @@ class MemoryEngine:
         self.store.apply(changes)
         return result
 
+    @_serialised
     def add_fact(
         self,
         content: str,
@@ -284,6 +311,7 @@ class MemoryEngine:
         self.store.apply(changes)
         return result
 
+    @_serialised
     def pin(
         self, text: str, user_id: str, importance: float = 9.0, at: dt.datetime | None = None
     ) -> AddResult:
@@ -311,6 +339,7 @@ class MemoryEngine:
         self.store.apply(changes)
         return result
 
+    @_serialised
     def delete(
         self, memory_id: str, user_id: str | None = None, at: dt.datetime | None = None
     ) -> bool:
@@ -466,6 +495,7 @@ class MemoryEngine:
         return vecs
 
     # -------------------------------------------------------------- search
+    @_serialised
     def search(
         self,
         query: str,
