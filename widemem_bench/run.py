@@ -27,7 +27,7 @@ import hydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
-from widemem_bench.experiments import hydra_resolvers  # noqa: E402, F401  (registers resolvers)
+from widemem_bench.experiments import hydra_resolvers  # noqa: E402  (registers resolvers)
 
 # Our launcher files (configs/hydra/launcher/) deliberately shadow the plugins' schemas of
 # the same name so that `hydra/launcher=ray` composes even without the plugin installed.
@@ -112,7 +112,7 @@ def main(cfg: DictConfig) -> Any:
 
 def cli() -> None:
     argv = sys.argv[1:]
-    msg = check_group_choices(argv)
+    msg = check_group_choices(argv) or hydra_resolvers.check_overrides(argv)
     if msg is None and ("-m" in argv or "--multirun" in argv):
         msg = check_sweep_values(argv)
     if msg is not None:

@@ -3,7 +3,9 @@
 A run folder holds `per_query.parquet`, one `<table>.parquet` per named table, any
 artifacts, and `record.json`. record.json is written LAST, through a temp file and
 `os.replace`, so a run killed at any point leaves either no record or a complete one;
-`is_complete` is what resume trusts.
+`is_complete` is what resume trusts. It re-hashes every file the record lists against
+the sha256 stored at write time, so a truncated or edited output is recomputed, never
+skipped as done (issue 17).
 """
 
 from __future__ import annotations
@@ -171,18 +173,41 @@ def read_record(run_dir: Path) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) else None
 
 
-def is_complete(run_dir: Path, cfg: dict[str, Any] | None = None) -> bool:
-    """True when record.json is complete and its files exist; when `cfg` is given, also
-    that the record was made from this config by this code (see `code_hash`)."""
+def incomplete_reason(run_dir: Path, cfg: dict[str, Any] | None = None) -> str | None:
+    """None when `run_dir` holds a complete record whose files all exist and match the
+    sha256 it stored (and, with `cfg`, made from this config by this code; see
+    `code_hash`); else one line saying what is missing or wrong."""
     rec = read_record(run_dir)
-    if rec is None or rec.get("status") != "complete":
-        return False
-    for info in (rec.get("files") or {}).values():
-        if not (Path(run_dir) / info["path"]).exists():
-            return False
+    if rec is None:
+        return "no readable record.json"
+    if rec.get("status") != "complete":
+        return f"record status is {rec.get('status')!r}"
+    files = rec.get("files") or {}
+    if not isinstance(files, dict):
+        return "record lists no files"
+    for name, info in files.items():
+        if not isinstance(info, dict) or not isinstance(info.get("path"), str):
+            return f"record entry {name!r} names no file"
+        path = Path(run_dir) / info["path"]
+        if not path.is_file():
+            return f"{info['path']} is missing"
+        want = info.get("sha256")
+        if want is None:  # an artifact absent when the run wrote its record
+            continue
+        if file_sha256(path) != want:
+            return f"{info['path']} does not match the sha256 in its record (truncated or edited)"
     if cfg is None:
-        return True
-    return rec.get("config_hash") == config_hash(cfg) and rec.get("code_hash") == code_hash()
+        return None
+    if rec.get("config_hash") != config_hash(cfg):
+        return "record was made from another config"
+    if rec.get("code_hash") != code_hash():
+        return "record was made by other code"
+    return None
+
+
+def is_complete(run_dir: Path, cfg: dict[str, Any] | None = None) -> bool:
+    """True when `incomplete_reason` finds nothing wrong."""
+    return incomplete_reason(run_dir, cfg) is None
 
 
 def find_run_dirs(root: Path) -> list[Path]:
