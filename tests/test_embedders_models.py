@@ -56,7 +56,7 @@ def test_default_model_loads_offline(models: dict[str, BaseEmbedder], name: str)
     assert emb.name == name
     if name in DIMS:
         assert emb.dim == DIMS[name]
-        assert len(emb.fingerprint) == 64 and emb.fingerprint == registry.get_spec(name).sha256
+        assert len(emb.fingerprint) == 64 and emb.weights_sha256 == registry.get_spec(name).sha256
     passages = emb.encode([NEAR[0], FAR[0]], kind="passage")
     queries = emb.encode([NEAR[1], FAR[1]], kind="query")
     assert passages.dtype == np.float32 and passages.shape == (2, emb.dim)
@@ -156,7 +156,7 @@ def test_extended_model_loads_offline(
     if not _installed(name):
         pytest.skip(f"{name} not installed (make venv-extended)")
     emb = load_embedder(name, cache=False, cache_dir=tmp_path_factory.mktemp(name))
-    assert emb.dim == dim and emb.fingerprint == registry.get_spec(name).sha256
+    assert emb.dim == dim and emb.weights_sha256 == registry.get_spec(name).sha256
     passages = emb.encode([NEAR[0], FAR[0]])
     queries = emb.encode([NEAR[1], FAR[1]], kind="query")
     np.testing.assert_allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
@@ -182,9 +182,9 @@ def test_onnx_export_matches_torch(
     emb = load_embedder("minilm-l6-onnx", cache=False, cache_dir=onnx_root)
     assert isinstance(emb, ExportedOnnxEmbedder)
     assert emb.model_id == "all-MiniLM-L6-v2"  # widemem's MiniLM thresholds apply
-    assert emb.fingerprint == registry.get_spec("minilm-l6").sha256  # same verified weights
+    assert emb.weights_sha256 == registry.get_spec("minilm-l6").sha256  # same verified weights
     meta = json.loads(emb.onnx_path.with_suffix(".json").read_text())
-    assert meta["max_abs_diff"] <= 1e-5 and meta["weights_sha256"] == emb.fingerprint
+    assert meta["max_abs_diff"] <= 1e-5 and meta["weights_sha256"] == emb.weights_sha256
     texts = sorted(
         {c["query"] for c in fixture_data["cases"]}
         | {f for u in fixture_data["users"].values() for f in u["facts"]}

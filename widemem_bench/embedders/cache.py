@@ -14,7 +14,12 @@ new rows go to a new shard written atomically (temp file in the same folder, fsy
 parallel writers never clobber each other. Files are read with ``allow_pickle=False``:
 nothing but plain arrays is ever stored. A shard that fails to load or whose checksum
 does not match is reported in one warning line, deleted, and its rows are simply
-recomputed by the caller; wrong vectors are never returned.
+recomputed by the caller; wrong vectors are never returned. Each row is checked too when
+read (finite, unit norm or all-zero): the checksum proves the file is what its writer
+wrote, the row check that the writer wrote an embedding. A bad row is left out (one
+warning per shard) and recomputed; ``put`` refuses such rows in the first place.
+Temp files older than ``STALE_TEMP_SECONDS`` (left by a killed writer) are removed when
+their bucket is opened.
 
 What the cache stores is what the embedder's fixed batching produced (see
 ``base.BaseEmbedder.encode``): int8 models give slightly different vectors for other
@@ -26,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -40,6 +46,42 @@ KEY_BYTES = 32
 # Many small encode() calls (one per engine.add) would leave many tiny shards; past this
 # count a bucket is merged into one shard so loading stays one file read per bucket.
 MAX_SHARDS = 64
+# The rows the embedders write are L2-normalised float32 (error ~1e-7) or all-zero.
+NORM_TOLERANCE = 1e-3
+# A temp file this old cannot belong to a live writer (one shard takes well under a
+# second to write); younger ones may, and are left alone.
+STALE_TEMP_SECONDS = 3600.0
+
+
+def remove_stale_temps(folder: Path, max_age: float = STALE_TEMP_SECONDS) -> int:
+    """Delete ``.tmp-*`` files and folders in ``folder`` older than ``max_age`` seconds
+    (what a killed write leaves behind); returns how many were removed."""
+    if not folder.is_dir():
+        return 0
+    removed = 0
+    cutoff = time.time() - max_age
+    for path in folder.glob(".tmp-*"):
+        try:
+            if path.lstat().st_mtime > cutoff:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed += 1
+        except OSError:
+            continue  # removed by another process meanwhile
+    if removed:
+        log.info("embedding cache: removed %d stale temp file(s) in %s", removed, folder)
+    return removed
+
+
+def bad_rows(vectors: np.ndarray) -> np.ndarray:
+    """Boolean mask of rows that are not embeddings: NaN/inf, or neither unit nor zero norm."""
+    finite = np.isfinite(vectors).all(axis=1)
+    norms = np.linalg.norm(np.where(finite[:, None], vectors, 0).astype(np.float64), axis=1)
+    unit = (np.abs(norms - 1.0) <= NORM_TOLERANCE) | (norms == 0.0)
+    return ~(finite & unit)
 
 
 def default_cache_dir() -> Path:
@@ -124,11 +166,14 @@ class CacheBucket:
         self._rows: dict[bytes, np.ndarray] = {}
         self._shards: list[Path] = []
         self.corrupt_files = 0
+        self.bad_rows = 0  # rows left out of valid shards (see bad_rows)
+        self.stale_temps = 0
         self._load()
 
     def _load(self) -> None:
         if not self.folder.is_dir():
             return
+        self.stale_temps = remove_stale_temps(self.folder)
         for path in sorted(self.folder.glob("shard-*.npz")):
             try:
                 keys, vectors = read_shard(path, self.dim)
@@ -143,6 +188,16 @@ class CacheBucket:
                 )
                 path.unlink(missing_ok=True)
                 continue
+            bad = bad_rows(vectors)
+            if bad.any():
+                self.bad_rows += int(bad.sum())
+                log.warning(
+                    "embedding cache: %s holds %d row(s) that are not unit vectors "
+                    "(NaN, inf or wrong norm); they will be recomputed",
+                    path,
+                    int(bad.sum()),
+                )
+                keys, vectors = keys[~bad], vectors[~bad]
             self._index(keys, vectors)
             self._shards.append(path)
 
@@ -167,6 +222,12 @@ class CacheBucket:
             )
         karr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        bad = bad_rows(vectors)
+        if bad.any():
+            raise ValueError(
+                f"vectors: {int(bad.sum())} of {len(keys)} rows are not unit vectors "
+                "(NaN, inf or wrong norm); the cache stores only normalised embeddings"
+            )
         self._shards.append(write_shard(self.folder, karr, vectors))
         self._index(karr, vectors)
         if len(self._shards) > MAX_SHARDS:

