@@ -476,7 +476,7 @@ class MemoryStore:
 
     @staticmethod
     def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> ValueError:
-        msg = str(exc)
+        msg = " ".join(str(exc).split())[:200]  # one line
         if "not a database" in msg:
             return ValueError(f"store_path: {path} is not a valid store (not a SQLite database)")
         if "readonly" in msg or "read-only" in msg:
@@ -489,9 +489,10 @@ class MemoryStore:
     def _verify_file(conn: sqlite3.Connection, path: Path) -> None:
         # integrity_check (not quick_check): it also proves the indexes match the table,
         # which the UNIQUE id and the dedup lookups rely on. ~40 ms per 10,000 memories.
-        rows = [r[0] for r in conn.execute("PRAGMA integrity_check(5)")]
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)")]
         if rows != ["ok"]:
-            raise StoreDamagedError(f"store_path: {path} is damaged (SQLite integrity_check: {rows[0]})")
+            found = " ".join("; ".join(rows).replace("*** in database main ***", "").split())
+            raise StoreDamagedError(f"store_path: {path} is damaged (SQLite integrity_check: {found[:200]})")
 
     @staticmethod
     def _check_meta(conn: sqlite3.Connection, path: Path, tables: set[str]) -> str:
