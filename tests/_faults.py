@@ -17,6 +17,7 @@ and show what it lost. Run as a script, this module writes ``reports/reliability
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import multiprocessing as mp
@@ -117,10 +118,8 @@ def _writer(path: str, texts: list[str], barrier: Any, queue: Any) -> None:
         queue.put(("refused", f"{type(exc).__name__}: {exc}", one_line(exc) and "pid" in str(exc)))
         barrier.abort()
         return
-    try:
+    with contextlib.suppress(threading.BrokenBarrierError):
         barrier.wait(timeout=60)  # both writers hold the store before either writes
-    except threading.BrokenBarrierError:
-        pass
     errors = []
     for t in texts:
         try:
@@ -329,20 +328,25 @@ def tampered_model_files(work: Path, files: list[str] | None = None) -> Outcome:
 # --- 4. threads, resume, sweep folders, cache, store-open errors --------------------------
 
 
-def threads(n_threads: int = 4, per_thread: int = 60) -> Outcome:
-    """Threads share one in-memory engine; each adds facts and searches each right after."""
-    out = Outcome(f"{n_threads} threads adding to and searching one in-memory engine")
+def threads(n_threads: int = 4, per_thread: int = 60, n_users: int = 6) -> Outcome:
+    """Threads share one in-memory engine and its users: each adds facts (and adds then
+    deletes a scratch fact now and then, which makes the store rebuild a user's matrix);
+    afterwards every kept fact must be its own top search hit."""
+    out = Outcome(f"{n_threads} threads adding to (and deleting from) one in-memory engine")
     eng = engine(None)
-    misses: list[str] = []
     errors: list[str] = []
 
+    def kept(t: int) -> list[tuple[str, str]]:
+        return [(f"user{i % n_users}", text) for i, text in enumerate(facts(per_thread, tag=f"thread {t} "))]
+
     def work(t: int) -> None:
-        for text in facts(per_thread, tag=f"thread {t} "):
+        for i, (user, text) in enumerate(kept(t)):
             try:
-                eng.add_fact(text, "u", at=T0)
-                res = eng.search(text, "u", now=T0, top_k=1)
-                if not len(res) or res[0].memory.content != text:
-                    misses.append(text)
+                eng.add_fact(text, user, at=T0)
+                if i % 3 == 0:
+                    scratch = eng.add_fact(f"scratch {t} {i} {text}", user, at=T0).memories
+                    for m in scratch:
+                        eng.delete(m.id, user)
             except Exception as exc:
                 errors.append(f"{type(exc).__name__}: {exc}")
 
@@ -356,13 +360,16 @@ def threads(n_threads: int = 4, per_thread: int = 60) -> Outcome:
             th.join()
     finally:
         sys.setswitchinterval(old)
-    stored = [m.content for m in eng.memories("u")]
     for t in range(n_threads):
-        for text in facts(per_thread, tag=f"thread {t} "):
-            res = eng.search(text, "u", now=T0, top_k=1)
-            found = bool(len(res)) and res[0].memory.content == text
-            out.add(found and text not in misses and stored.count(text) == 1,
-                    f"self-search missed {text!r}")
+        for user, text in kept(t):
+            try:
+                res = eng.search(text, user, now=T0, top_k=1)
+                stored = [m.content for m in eng.memories(user)].count(text)
+            except Exception as exc:
+                out.add(False, f"search for {text!r} raised {type(exc).__name__}: {exc}")
+                continue
+            out.add(bool(len(res)) and res[0].memory.content == text and stored == 1,
+                    f"self-search missed {text!r} ({stored} stored)")
     for e in errors[:3]:
         out.notes.append(e)
     out.lost += len(errors)
@@ -510,7 +517,7 @@ ALL: dict[str, Callable[[Path], Outcome]] = {
     "bit_flips": lambda w: bit_flips(w, 300),
     "edited_rows": edited_rows,
     "model_files": tampered_model_files,
-    "threads": lambda w: threads(4, 60),
+    "threads": lambda w: threads(4, 200),
     "resume": truncated_outputs,
     "traversal": traversal_values,
     "cache_rows": cache_rows,

@@ -158,7 +158,7 @@ def test_fingerprint_covers_every_vector_shaping_file(tmp_path, monkeypatch):
 
 
 def test_four_threads_never_miss_a_self_search():
-    _held(threads(n_threads=4, per_thread=60))
+    _held(threads(n_threads=4, per_thread=200))
 
 
 def test_truncated_output_is_recomputed_on_resume(tmp_path, capsys):
