@@ -253,25 +253,26 @@ class StoreLockedError(ValueError):
     """Another engine (this process or another) holds the store's writer lock."""
 
 
+_PACK_DOUBLE = struct.Struct("<d").pack
+
+
 def row_checksum(values: Sequence[object]) -> str:
     """sha256 over one row's fields, each tagged with its type and length-prefixed, so a
     NULL, a changed type or bytes moved between two fields never hash alike."""
-    h = hashlib.sha256()
+    parts: list[bytes] = []
     for v in values:
-        if v is None:
-            h.update(b"N")
-            continue
-        if isinstance(v, float | int) and not isinstance(v, bool):
-            h.update(b"F" + struct.pack("<d", float(v)))
-            continue
-        if isinstance(v, str):
+        if isinstance(v, bytes):
+            parts += (b"B", len(v).to_bytes(8, "little"), v)
+        elif isinstance(v, str):
             data = v.encode("utf-8")
-        elif isinstance(v, bytes | bytearray | memoryview):
-            data = bytes(v)
+            parts += (b"B", len(data).to_bytes(8, "little"), data)
+        elif v is None:
+            parts.append(b"N")
+        elif isinstance(v, float | int) and not isinstance(v, bool):
+            parts.append(b"F" + _PACK_DOUBLE(float(v)))
         else:
             raise TypeError(f"row_checksum: unsupported field type {type(v).__name__}")
-        h.update(b"B" + len(data).to_bytes(8, "little") + data)
-    return h.hexdigest()
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 def check_stored_vector(vector: np.ndarray, dim: int | None) -> str | None:
@@ -572,12 +573,26 @@ class MemoryStore:
             ).fetchall()
         finally:
             conn.text_factory = str
+        parsed: list[tuple[object, object, Memory, np.ndarray]] = []
         for row in memories:
             seq, values, stored = row[0], row[1:-1], row[-1]
             try:
                 memory, vector = self._memory_from_row(values, stored)
             except _BadRow as exc:
                 self._damaged(path, "memory", seq, values[0], str(exc))
+                continue
+            parsed.append((seq, values[0], memory, vector))
+        # Finite and unit norm, checked on all vectors at once (one row at a time cost
+        # more than the rest of the load).
+        ok = np.ones(len(parsed), dtype=bool)
+        if parsed:
+            matrix = np.stack([p[3] for p in parsed]).astype(np.float64)
+            finite: np.ndarray = np.asarray(np.isfinite(matrix).all(axis=1))
+            norms = np.linalg.norm(np.where(finite[:, None], matrix, 0.0), axis=1)
+            ok = finite & ((np.abs(norms - 1.0) <= NORM_TOLERANCE) | (norms == 0.0))
+        for good, (seq, raw_id, memory, vector) in zip(ok.tolist(), parsed, strict=True):
+            if not good:
+                self._damaged(path, "memory", seq, raw_id, check_stored_vector(vector, self.dim) or "bad vector")
                 continue
             self._put(memory, vector)
         for row in history:
@@ -609,9 +624,10 @@ class MemoryStore:
         if not isinstance(blob, bytes) or len(blob) % 4:
             raise _BadRow("vector is not a float32 array")
         vector = np.frombuffer(blob, dtype=np.float32).copy()
-        problem = check_stored_vector(vector, self.dim)
-        if problem is not None:
-            raise _BadRow(problem)
+        if self.dim is None:  # a file without a dim entry: its first row sets it
+            self.dim = int(vector.shape[0])
+        if vector.shape[0] != self.dim:
+            raise _BadRow(f"vector of dim {vector.shape[0]}, store dim {self.dim}")
         if not isinstance(imp, float | int) or not 0.0 <= float(imp) <= 10.0:
             raise _BadRow(f"importance {imp!r} is not a number in 0-10")
         slot_sub, slot_att = _opt_text(s_sub), _opt_text(s_att)
