@@ -49,11 +49,14 @@ class Outcome:
     survived: int = 0
     lost: int = 0
     notes: list[str] = dataclasses.field(default_factory=list)
+    example: str | None = None  # what a survived case looked like (first one)
 
     def add(self, ok: bool, note: str | None = None) -> None:
         self.tried += 1
         if ok:
             self.survived += 1
+            if self.example is None and note is not None:
+                self.example = note
         else:
             self.lost += 1
             if note is not None and len(self.notes) < 5:
@@ -215,12 +218,13 @@ def bit_flips(work: Path, trials: int = 300, seed: int = 0) -> Outcome:
         except Exception as exc:
             ok = one_line(exc)
             loud += ok
-            out.add(ok, f"trial {trial}: unclear error {type(exc).__name__}: {str(exc)[:120]}")
+            out.add(ok, f"trial {trial}: {type(exc).__name__}: {str(exc)[:160]}")
             continue
         finally:
             _clean(path)
         same += state == reference
-        out.add(state == reference, f"trial {trial}: opened without error, with changed data")
+        out.add(state == reference,
+                f"trial {trial}: opened, reads {'unchanged' if state == reference else 'CHANGED'}")
     out.notes.insert(0, f"{loud} refused with a one-line error, {same} opened with every read unchanged")
     return out
 
@@ -254,7 +258,7 @@ def edited_rows(work: Path) -> Outcome:
         try:
             state = snapshot(path, emb)
         except Exception as exc:
-            out.add(one_line(exc), f"{name}: unclear error {type(exc).__name__}: {exc}")
+            out.add(one_line(exc), f"{name}: {type(exc).__name__}: {exc}")
             continue
         finally:
             _clean(path)
@@ -368,8 +372,9 @@ def threads(n_threads: int = 4, per_thread: int = 60, n_users: int = 6) -> Outco
             except Exception as exc:
                 out.add(False, f"search for {text!r} raised {type(exc).__name__}: {exc}")
                 continue
-            out.add(bool(len(res)) and res[0].memory.content == text and stored == 1,
-                    f"self-search missed {text!r} ({stored} stored)")
+            hit = bool(len(res)) and res[0].memory.content == text
+            out.add(hit and stored == 1,
+                    f"{text!r}: top hit {'is itself' if hit else 'MISSED'}, stored {stored}x")
     for e in errors[:3]:
         out.notes.append(e)
     out.lost += len(errors)
@@ -406,7 +411,8 @@ def truncated_outputs(work: Path) -> Outcome:
             out.add(False, f"{name}: resume skipped the run as done")
             continue
         execute(cfg, run)
-        out.add(pd.read_parquet(per_query).equals(good), f"{name}: recomputed output differs")
+        same = pd.read_parquet(per_query).equals(good)
+        out.add(same, f"{name}: recomputed on resume, output {'identical' if same else 'DIFFERS'}")
     return out
 
 
@@ -465,8 +471,8 @@ def cache_rows(work: Path) -> Outcome:
     for i in range(4):
         row = bucket.get(keys[i].tobytes())
         ok = row is not None and np.allclose(row, good[i]) if i == 0 else row is None
-        out.add(ok, f"row {i} served: {None if row is None else row[:3]}")
-    out.add(not stale.exists(), "a killed write's temp file is still there")
+        out.add(ok, f"row {i}: {'not served' if row is None else f'served {row[:3]}'}")
+    out.add(not stale.exists(), f"a killed write's temp file {'is still there' if stale.exists() else 'removed'}")
     return out
 
 
@@ -525,46 +531,81 @@ ALL: dict[str, Callable[[Path], Outcome]] = {
 }
 
 
+def _cell(text: str | None, limit: int = 220) -> str:
+    text = " ".join((text or "").split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=REPO / "reports" / "reliability.md")
-    ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp folder)")
+    ap.add_argument("--out", type=Path, default=None, help="write the markdown table here")
+    ap.add_argument("--json", type=Path, default=None, help="also dump the outcomes as JSON")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="JSON from a run on other code (e.g. main), shown as a 'lost before' column")
+    ap.add_argument("--baseline-name", default="main")
+    ap.add_argument("--only", nargs="*", default=None, help="run only these fault classes")
     args = ap.parse_args()
+    import json
     import tempfile
 
     from widemem_bench import provenance
 
-    rows = []
+    rows: list[tuple[str, Outcome, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = args.work or Path(tmp)
         for key, fn in ALL.items():
-            work = root / key
+            if args.only and key not in args.only:
+                continue
+            work = Path(tmp) / key
             work.mkdir(parents=True, exist_ok=True)
             t = time.perf_counter()
-            rows.append((fn(work), time.perf_counter() - t))
-            print(f"{key}: tried {rows[-1][0].tried}, lost {rows[-1][0].lost}", flush=True)
+            rows.append((key, fn(work), time.perf_counter() - t))
+            print(f"{key}: tried {rows[-1][1].tried}, lost {rows[-1][1].lost}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({k: {**dataclasses.asdict(o), "seconds": round(t, 2)}
+                                         for k, o, t in rows}, indent=1))
+    if args.out is None:
+        return
+    base = json.loads(args.baseline.read_text()) if args.baseline else {}
     sha = provenance.git_info().get("sha", "?")
     lines = [
         "# Reliability: fault injection on the store, the embedding cache and the run records",
         "",
-        f"Written by `python tests/_faults.py --out reports/reliability.md` at commit `{str(sha)[:10]}` "
-        f"on {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M')} UTC. The same fault classes run "
-        "at fast-tier sizes in `tests/test_faults.py`, which asserts `lost == 0` for each.",
+        f"Written by `python tests/_faults.py --out reports/reliability.md"
+        f"{' --baseline <json of a run on ' + args.baseline_name + '>' if base else ''}` at commit "
+        f"`{str(sha)[:10]}` on {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M')} UTC (issue 17). "
+        "The same fault classes run at fast-tier sizes in `tests/test_faults.py`, which asserts "
+        "`lost == 0` for each.",
         "",
         "**survived**: the right data came back, or a one-line `ValueError` said what is wrong. "
         "**lost**: wrong data reached a caller silently, a committed write vanished, a duplicate "
-        "was stored, or the error was not one clear line.",
+        "was stored, or the error was not one clear line (a raw `sqlite3` error, a traceback).",
         "",
-        "| fault class | tried | survived | lost | seconds | what came back |",
-        "|---|---:|---:|---:|---:|---|",
     ]
-    for o, secs in rows:
-        note = "; ".join(n.replace("|", "\\|") for n in o.notes[:2])[:300]
-        lines.append(f"| {o.fault} | {o.tried} | {o.survived} | {o.lost} | {secs:.1f} | {note} |")
+    head = "| fault class | tried | survived | lost | seconds |"
+    rule = "|---|---:|---:|---:|---:|"
+    if base:
+        head += f" lost on {args.baseline_name} |"
+        rule += "---:|"
+    lines += [head + " what came back |", rule + "---|"]
+    for key, o, secs in rows:
+        row = f"| {o.fault} | {o.tried} | {o.survived} | {o.lost} | {secs:.1f} |"
+        if base:
+            b = base.get(key)
+            row += f" {b['lost'] if b else '-'} of {b['tried'] if b else '-'} |"
+        shown = o.notes[0] if o.notes else o.example
+        if o.notes and o.example:
+            shown = f"{o.notes[0]}; e.g. {o.example}"
+        row += f" {_cell(shown)} |"
+        lines.append(row)
+    if base:
+        lines += ["", f"What {args.baseline_name} lost (first note per class):", ""]
+        for key, o, _ in rows:
+            b = base.get(key)
+            if b and b["lost"]:
+                lines.append(f"- {o.fault}: {_cell('; '.join(b['notes'][:2]), 400)}")
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO))
     main()
