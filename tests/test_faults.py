@@ -179,3 +179,39 @@ def test_traversal_value_is_refused_by_the_cli_before_any_folder_is_made(tmp_pat
 
 def test_cache_rows_are_checked_and_stale_temps_removed(tmp_path):
     _held(cache_rows(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("err", "phrase"),
+    [(13, "no permission to write in folder"), (30, "read-only file system")],  # EACCES, EROFS
+)
+def test_unwritable_folder_is_named(tmp_path, monkeypatch, err, phrase):
+    """Tests run as root here, so the folder's mode cannot make it unwritable: the lock
+    file's creation is made to fail the way the kernel fails it."""
+    import os
+
+    real_open = os.open
+
+    def fake_open(path, flags, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise OSError(err, os.strerror(err), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    path = tmp_path / "s.db"
+    engine(path).close()
+    monkeypatch.setattr(os, "open", fake_open)
+    with pytest.raises(ValueError, match=phrase) as info:
+        engine(path)
+    assert "\n" not in str(info.value) and str(tmp_path) in str(info.value)
+
+
+def test_read_only_store_file_is_named(tmp_path, monkeypatch):
+    import os
+
+    path = tmp_path / "s.db"
+    engine(path).close()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if (mode == os.W_OK and str(p) == str(path))
+                        else real_access(p, mode, **kw))
+    with pytest.raises(ValueError, match="read-only"):
+        engine(path)
