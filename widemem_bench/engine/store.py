@@ -303,7 +303,8 @@ class _WriterLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise ValueError(f"store_path: {_folder_problem(store.parent, exc)} (lock file {self.path})") from None
+            problem = _folder_problem(store.parent, exc)
+            raise ValueError(f"store_path: {problem} (lock file {self.path})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -324,12 +325,12 @@ class _WriterLock:
         self.release()
 
     def release(self) -> None:
-        if getattr(self, "_fd", None) is not None and fcntl is not None:
-            assert self._fd is not None
-            os.ftruncate(self._fd, 0)
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
+        fd = getattr(self, "_fd", None)  # None too when __init__ failed half-way
         self._fd = None
+        if fd is not None and fcntl is not None:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
 
 def _folder_problem(folder: Path, exc: OSError) -> str:
