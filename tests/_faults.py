@@ -597,8 +597,21 @@ def main() -> None:
             shown = f"{o.notes[0]}; e.g. {o.example}"
         row += f" {_cell(shown)} |"
         lines.append(row)
+    lines += [
+        "",
+        "Not covered here: damage to the `-wal` file of a store that was not closed (SQLite's "
+        "own frame checksums guard it), power loss (WAL with `synchronous=NORMAL` may drop the "
+        "last commits, never half of one), and a real read-only mount or unprivileged user "
+        "(these tests run as root; `tests/test_faults.py` simulates EACCES / EROFS instead).",
+    ]
     if base:
-        lines += ["", f"What {args.baseline_name} lost (first note per class):", ""]
+        lines += [
+            "",
+            f"The `lost on {args.baseline_name}` column: the same script with that code first on the "
+            f"path (`PYTHONPATH=<its checkout> python tests/_faults.py --json {args.baseline}`). "
+            f"What it lost (first notes per class):",
+            "",
+        ]
         for key, o, _ in rows:
             b = base.get(key)
             if b and b["lost"]:
