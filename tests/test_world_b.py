@@ -125,7 +125,7 @@ def test_contradictions_are_marked(wb: Timelines) -> None:
     # a corrected allergy or swapped hobby ends that value only
     multi_sup = sup[sup["attribute"].isin(WB.MULTI_VALUED)]
     assert len(multi_sup) > 0
-    # and oblique updates exist ("finally traded the Subaru for ...")
+    # and oblique updates exist (a vehicle traded in without naming the attribute)
     assert (sup["oblique"] & (sup["attribute"] == "vehicle")).any()
     assert set(ev["update_kind"].dropna()) == {"new", "coexists", "supersedes", "restates"}
 
