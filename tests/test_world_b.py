@@ -13,6 +13,7 @@ from widemem_bench.timelines import (
     GENERATOR_VERSION,
     QUESTION_KINDS,
     Timelines,
+    check_fittable,
     generate,
     load,
     materialize,
@@ -197,6 +198,30 @@ def test_unknown_world_and_dataset_are_one_line_errors() -> None:
     assert "\n" not in str(e2.value)
     with pytest.raises(ValueError, match="world"):
         materialize.settings({**materialize.read_config("world_b"), "world": "z"})
+
+
+def test_fitting_on_world_b_is_refused() -> None:
+    check_fittable("a")
+    with pytest.raises(ValueError, match="world 'b' is evaluation-only; calibration fits on world A") as e:
+        check_fittable("b", "calibration")
+    assert "\n" not in str(e.value)
+
+
+def test_output_independent_of_python_hash_seed(tmp_path: Path) -> None:
+    import hashlib
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from widemem_bench.timelines import generate; t = generate(6, seed=2, world='b'); "
+            "print(hashlib.sha256((t.events.to_csv() + t.questions.to_csv()).encode()).hexdigest())")
+    outs = set()
+    for hs in ("1", "2"):
+        env = {"PYTHONHASHSEED": hs, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True, cwd=tmp_path)
+        outs.add(res.stdout.strip())
+    assert len(outs) == 1 and hashlib.sha256(b"").hexdigest() not in outs
 
 
 def test_generation_speed_extrapolates_under_30s() -> None:

@@ -42,6 +42,14 @@ def check_world(world: object) -> str:
     return str(world)
 
 
+def check_fittable(world: str, what: str = "this") -> None:
+    """Refuse to fit on world B: it is for evaluation only (issue 13). Call it where a
+    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``)."""
+    if check_world(world) != "a":
+        raise ValueError(f"dataset: world {world!r} is evaluation-only; {what} fits on world A "
+                         "train / validation only (dataset=timelines or timelines_small)")
+
+
 def world_version(world: str = "a") -> str:
     """Version prefix of a world's folders: ``v2`` (world A), ``b1v2`` (world B v1 on the
     shared ground-truth machinery of generator v2: a change to either rebuilds it)."""
