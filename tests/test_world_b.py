@@ -200,6 +200,13 @@ def test_unknown_world_and_dataset_are_one_line_errors() -> None:
         materialize.settings({**materialize.read_config("world_b"), "world": "z"})
 
 
+def test_build_cli_bad_config_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert build_mod.main(["--config", "world_c"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: dataset: unknown data set 'world_c' (known: ") and "world_b" in err
+    assert err.count("\n") == 1
+
+
 def test_fitting_on_world_b_is_refused() -> None:
     check_fittable("a")
     with pytest.raises(ValueError, match="world 'b' is evaluation-only; calibration fits on world A") as e:
