@@ -7,9 +7,10 @@ utterances, stored facts, questions, clauses, stored rewordings) and of world B
 every text file under ``widemem_bench/`` (except ``widemem_bench/timelines/``, where
 they live) and ``tests/`` (except this file). A template is split at its placeholders
 into literal fragments; a fragment is searched for (case-insensitive, whitespace and
-quotes normalised, adjacent string literals joined) when it has 6+ words, or 4+ words
-of which 2+ are not function words (so "what is the name of" is plain English, not a
-hit; "is on the staff of" is). Vocabulary items are searched as whole words when
+quotes normalised, adjacent string literals joined, whole words) when it has 6+ words,
+or 3+ words of which 2+ are not function words (so "what is the name of" is plain
+English, not a hit; "took my ... on last spring" is). A template without placeholders
+(most questions) counts whole from 3 words. Vocabulary items are searched as whole words when
 distinctive: two or more words, a capitalised name, or 9+ letters (so "pottery" or
 "Korean" is not a hit, "Harbourline Ambulance Trust" or "gabapentin" is).
 
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCANNED = (ROOT / "widemem_bench", ROOT / "tests")
 EXEMPT = (ROOT / "widemem_bench" / "timelines", Path(__file__).resolve())
 TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".cfg"}
-MIN_WORDS, MIN_CONTENT_WORDS, ALWAYS_WORDS = 4, 2, 6
+MIN_WORDS, MIN_CONTENT_WORDS, ALWAYS_WORDS = 3, 2, 6
 # Closed-class English words: a fragment made of these plus one noun is plain English.
 _FUNCTION_TEXT = """
 a an the and or but if so to of in on at by for from with about as into over after before
@@ -132,15 +133,17 @@ def scanned_files() -> Iterable[Path]:
 def scan(files: Iterable[Path]) -> list[str]:
     """One line per hit: file, the sealed string, where it comes from."""
     phrases, words = sealed_phrases(), world_b_words()
-    # one alternation for all words (longest first), run once per file
-    word_re = re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-                         + r")(?![\w-])")
+    # one alternation each (longest first), run once per file; whole words only
+    word_re, phrase_re = (
+        re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(group, key=len, reverse=True))
+                   + r")(?![\w-])")
+        for group in (words, phrases))
     hits = []
     for p in files:
         text = _norm(p.read_text(encoding="utf-8", errors="replace"))
         rel = str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
-        hits += [f"{rel}: {frag!r} ({src})" for frag, src in phrases.items()
-                 if frag in text and (rel, frag) not in ALLOWED]
+        found = dict.fromkeys(m.group(1) for m in phrase_re.finditer(text))
+        hits += [f"{rel}: {frag!r} ({phrases[frag]})" for frag in found if (rel, frag) not in ALLOWED]
         found = dict.fromkeys(m.group(1) for m in word_re.finditer(text))
         hits += [f"{rel}: {w!r} ({words[w]})" for w in found if (rel, w) not in ALLOWED]
     return hits
