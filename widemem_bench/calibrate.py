@@ -361,8 +361,9 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
                                 caps=settings["cap"], none_answerable=settings["none_answerable"],
                                 delta=opts.delta, method=opts.method, score_name=f"{name} similarity")
     scorer = scorer or LogisticScorer(seed=opts.seed)
+    # Presets are for the cosine's shape (see EMBEDDER_PRESETS); the scorer gets the plain settings.
     prob_ladder, _, split = certify_scorer(
-        scorer, x[train], kinds[train], users[train], families[train], settings, seed=opts.seed,
+        scorer, x[train], kinds[train], users[train], families[train], opts.resolved(None), seed=opts.seed,
         score_name=f"{name} answerability")
     secs["fit"] = time.perf_counter() - t1
 

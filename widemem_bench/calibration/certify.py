@@ -274,6 +274,7 @@ def certify_ladder(
     reach_y = reach_counts(rank, u_idx, y.astype(float), n_users, g)
     users_reach = (reach_n > 0).sum(axis=0)
     statements: dict[str, Statement] = {}
+    strictest: dict[str, float] = {}   # the strictest candidate each band tested (its certified region's top)
 
     # Precision bands: strictest (highest) candidate first.
     for band in ("high", "moderate"):
@@ -290,6 +291,7 @@ def certify_ladder(
             statements[band] = Statement(band, "precision", p, 1.0, False, None, None, 0, 0,
                                          float(pv[testable][0]) if testable.any() else 1.0)
             continue
+        strictest[band] = float(asc[g - 1 - int(tested[0])])
         j = int(tested[-1])           # the least strict certified candidate (descending index)
         gi = g - 1 - j
         statements[band] = Statement(
@@ -340,6 +342,11 @@ def certify_ladder(
     high = statements["high"].threshold
     moderate = max([statements["moderate"].threshold] + [statements[f"cap:{c}"].threshold for c in caps])
     low = statements["none"].threshold
+    above = asc[(asc > moderate) & (asc <= strictest.get("high", -np.inf))]
+    if statements["high"].certified and high <= moderate and above.size:
+        # Every tested threshold from HIGH's up to the strictest tested one is certified,
+        # so HIGH moves just above a MODERATE that a cap raised, and stays certified.
+        high = float(above[0])
     if statements["none"].certified and low >= moderate and (asc < moderate).any():
         # Any threshold below a certified LOW keeps the NONE statement (fewer answerable
         # questions fall below it), so LOW moves just under MODERATE and stays certified.
