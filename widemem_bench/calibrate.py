@@ -750,7 +750,7 @@ def parse_args(argv: Sequence[str]) -> tuple[str, Options]:
         try:
             _set(opts, key, value)
         except ValueError as err:
-            if str(err).startswith(key):
+            if key in str(err):
                 raise
             raise ValueError(f"{key}: {err}") from None
     if opts.data is not None and opts.write_package_files:
