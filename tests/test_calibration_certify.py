@@ -73,9 +73,9 @@ def test_too_few_users_and_bad_settings_are_one_line_errors() -> None:
     with pytest.raises(ValueError, match=f"{MIN_USERS - 1} users: the certificate needs at least {MIN_USERS}"):
         certify_ladder(s, kind, users)
     s, kind, users = synthetic(60, 20, np.random.default_rng(3))
-    with pytest.raises(ValueError, match="LOW is set by none.answerable"):
+    with pytest.raises(ValueError, match=r"LOW is set by none\.answerable"):
         certify_ladder(s, kind, users, targets={"low": 0.5})
-    with pytest.raises(ValueError, match="cap.other_person: no calibration question"):
+    with pytest.raises(ValueError, match=r"cap\.other_person: no calibration question"):
         certify_ladder(s, kind, users, caps={"other_person": 0.1})
 
 

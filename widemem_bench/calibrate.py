@@ -422,8 +422,9 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
         options=_options_record(settings, opts), intra_user_correlation=icc,
     )
     fixture = None
-    if name == "minilm-l6" and getattr(scorer, "model", None) is not None:
-        fixture = fixture_table(emb, scorer.model, calfile)
+    fitted_model = getattr(scorer, "model", None)   # answerability v1's; another scorer skips the fixture
+    if name == "minilm-l6" and fitted_model is not None:
+        fixture = fixture_table(emb, fitted_model, calfile)
     secs["total"] = time.perf_counter() - t0
     return EmbedderResult(name, calfile, pq, fixture, secs, table)
 

@@ -194,7 +194,7 @@ def simulate_coverage(
         done += r
     out = []
     for label, method, bonf in configs:
-        v = viol[label]
-        out.append(Coverage(label, method, bonf, v["any"] / n_reps,
-                            {k: c / n_reps for k, c in v.items() if k != "any"}, n_reps))
+        counts = viol[label]
+        out.append(Coverage(label, method, bonf, counts["any"] / n_reps,
+                            {k: c / n_reps for k, c in counts.items() if k != "any"}, n_reps))
     return out
