@@ -585,7 +585,8 @@ def report_calibrations(run: Mapping[str, Any] | None = None) -> dict[str, tuple
         if c.holdout:
             out[name] = (c, f"outputs/calibrate/{name}")
     for name, c in (run or {}).items():
-        out[name] = (c, "this run" if name not in out or out[name][1] != "committed" else "committed (this run)")
+        same = name in out and out[name][1] == "committed" and out[name][0].to_dict() == c.to_dict()
+        out[name] = (c, "committed" if same else f"outputs/calibrate/{name}")
     order = [n for n in DEFAULT_EMBEDDERS if n in out] + sorted(n for n in out if n not in DEFAULT_EMBEDDERS)
     return {n: out[n] for n in order}
 
