@@ -68,6 +68,21 @@ def test_cluster_test_refuses_what_one_user_says_many_times() -> None:
     assert ratio_p_values(good, count, 0.8, "cluster")[0] > 0.1
 
 
+def test_low_caps_set_a_floor_under_low_and_conflicts_are_errors() -> None:
+    s, kind, users = synthetic(200, 30, np.random.default_rng(1))
+    only_cap = certify_ladder(s, kind, users, none_answerable=None, low_caps={"never_mentioned": 0.1})
+    assert set(only_cap.statements) == {"high", "moderate", "low_cap:never_mentioned"}
+    low = only_cap.thresholds[2]
+    assert (s[kind == "never_mentioned"] >= low).mean() <= 0.1
+    both = certify_ladder(s, kind, users, low_caps={"never_mentioned": 0.5})
+    floor = both.statements["low_cap:never_mentioned"].threshold
+    assert both.thresholds[2] == both.statements["none"].threshold >= floor
+    with pytest.raises(UnreachableBandError, match=r"no LOW satisfies both none\.answerable"):
+        certify_ladder(s, kind, users, none_answerable=0.01, low_caps={"never_mentioned": 0.01})
+    with pytest.raises(ValueError, match="LOW needs a rule"):
+        certify_ladder(s, kind, users, none_answerable=None)
+
+
 def test_too_few_users_and_bad_settings_are_one_line_errors() -> None:
     s, kind, users = synthetic(MIN_USERS - 1, 30, np.random.default_rng(2))
     with pytest.raises(ValueError, match=f"{MIN_USERS - 1} users: the certificate needs at least {MIN_USERS}"):
@@ -75,7 +90,7 @@ def test_too_few_users_and_bad_settings_are_one_line_errors() -> None:
     s, kind, users = synthetic(60, 20, np.random.default_rng(3))
     with pytest.raises(ValueError, match=r"LOW is set by none\.answerable"):
         certify_ladder(s, kind, users, targets={"low": 0.5})
-    with pytest.raises(ValueError, match=r"cap\.other_person: no calibration question"):
+    with pytest.raises(ValueError, match=r"cap\.other_person: no unanswerable calibration question"):
         certify_ladder(s, kind, users, caps={"other_person": 0.1})
 
 

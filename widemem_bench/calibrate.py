@@ -69,7 +69,9 @@ USAGE = """usage: python -m widemem_bench.calibrate [report] key=value ...
   name=NAME                     name of a data= calibration (default: the file's stem)
   model_id=ID                   data=: whose widemem defaults to compare with (default: the generic table)
   targets.high=0.95 targets.moderate=0.80   precision of HIGH and of MODERATE or above
-  none.answerable=0.05          at most this share of answerable questions reads NONE (sets LOW)
+  none.answerable=0.05|none     at most this share of answerable questions reads NONE (sets LOW)
+  low_cap.KIND=RATE|none        at most this share of KIND at LOW or above (a floor under LOW; e.g.
+                                low_cap.never_mentioned=0.2 trades answerable NONE for it)
   cap.KIND=0.10|none            at most this share of KIND at MODERATE or above (default hard_negative)
   delta=0.1                     one error budget for the whole certificate (split over its statements)
   method=cluster|binomial       cluster: users as the unit (default); binomial: the old i.i.d. test
@@ -90,7 +92,8 @@ class Options:
     model_id: str = ""
     dataset: str = "timelines"
     targets: dict[str, float] = dataclasses.field(default_factory=dict)
-    none_answerable: float | None = None
+    none_answerable: float | str | None = None   # None: 0.05 or the preset; "none": no NONE statement
+    low_cap: dict[str, float] = dataclasses.field(default_factory=dict)
     delta: float = 0.1
     method: str = "cluster"
     cap: dict[str, float] | None = None       # None: the default (hard negatives <= 10 % when present)
@@ -112,8 +115,8 @@ class Options:
         none = self.none_answerable if self.none_answerable is not None else preset.get(
             "none_answerable", DEFAULT_NONE_ANSWERABLE)
         cap = dict(DEFAULT_CAP) if self.cap is None else dict(self.cap)
-        return {"targets": targets, "none_answerable": float(none), "cap": cap, "delta": self.delta,
-                "method": self.method, "preset": preset}
+        return {"targets": targets, "none_answerable": None if none == "none" else float(none), "cap": cap,
+                "low_cap": dict(self.low_cap), "delta": self.delta, "method": self.method, "preset": preset}
 
 
 # --------------------------------------------------------------------------- scorers
@@ -173,7 +176,8 @@ def certify_scorer(scorer: CertifiableScorer, x: Any, kinds: np.ndarray, users: 
     prob = scorer.predict(x)
     ladder = certify_ladder(prob[held], kinds[held], users[held], targets=settings["targets"],
                             caps=settings["cap"], none_answerable=settings["none_answerable"],
-                            delta=settings["delta"], method=settings["method"], score_name=score_name)
+                            low_caps=settings["low_cap"], delta=settings["delta"], method=settings["method"],
+                            score_name=score_name)
     split = {"fit_users": int(np.unique(users[~held]).size), "calibration_users": int(np.unique(users[held]).size),
              "fit_questions": int((~held).sum()), "calibration_questions": int(held.sum()),
              "note": "cut-offs certified on users the shipped model never saw, scored by the shipped model"}
@@ -435,7 +439,8 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
     t1 = time.perf_counter()
     ladder = cal.certify_ladder(sim[train], kinds[train], users[train], targets=settings["targets"],
                                 caps=settings["cap"], none_answerable=settings["none_answerable"],
-                                delta=opts.delta, method=opts.method, score_name=f"{name} similarity")
+                                low_caps=settings["low_cap"], delta=opts.delta, method=opts.method,
+                                score_name=f"{name} similarity")
     scorer = scorer or LogisticScorer(seed=opts.seed)
     # Presets are for the cosine's shape (see EMBEDDER_PRESETS); the scorer gets the plain settings.
     prob_ladder, _, split = certify_scorer(
@@ -507,7 +512,7 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
 
 def _options_record(settings: Mapping[str, Any], opts: Options) -> dict[str, Any]:
     return {"targets": dict(settings["targets"]), "none_answerable": settings["none_answerable"],
-            "caps": dict(settings["cap"]), "delta": opts.delta, "method": opts.method,
+            "caps": dict(settings["cap"]), "low_caps": dict(settings["low_cap"]), "delta": opts.delta, "method": opts.method,
             "preset": dict(settings.get("preset") or {}), "seed": opts.seed}
 
 
@@ -552,8 +557,8 @@ def calibrate_data(opts: Options) -> DataResult:
     users = rows["user_id"].to_numpy().astype(str)
     s = rows["score"].to_numpy(dtype=float)
     ladder = cal.certify_ladder(s, kinds, users, targets=settings["targets"], caps=settings["cap"],
-                                none_answerable=settings["none_answerable"], delta=opts.delta,
-                                method=opts.method, score_name=f"data={opts.data}")
+                                none_answerable=settings["none_answerable"], low_caps=settings["low_cap"],
+                                delta=opts.delta, method=opts.method, score_name=f"data={opts.data}")
     widemem_th = thresholds_for_model(opts.model_id)
     table = tradeoff_rows({
         f"widemem defaults{' (' + opts.model_id + ')' if opts.model_id else ''}": (widemem_th, cal.assign_bands(s, widemem_th)),
@@ -862,7 +867,15 @@ def _set(opts: Options, key: str, value: str) -> None:
             raise ValueError(f"{key}: unknown band {band!r}; expected high, moderate")
         opts.targets[band] = float(value)
     elif key == "none.answerable":
-        opts.none_answerable = float(value)
+        opts.none_answerable = "none" if value.lower() in ("none", "null", "off") else float(value)
+    elif key.startswith("low_cap."):
+        kind = key.split(".", 1)[1]
+        if kind == "answerable" or not kind:
+            raise ValueError(f"{key}: unknown kind {kind!r}; low caps name an unanswerable kind, e.g. never_mentioned")
+        if value.lower() in ("none", "null", "off"):
+            opts.low_cap.pop(kind, None)
+        else:
+            opts.low_cap[kind] = float(value)
     elif key.startswith("cap."):
         kind = key.split(".", 1)[1]
         if kind == "answerable" or not kind:

@@ -9,7 +9,10 @@ every statement below holds at once):
 - each cap ``caps.<kind> = r``: questions of that kind scoring MODERATE or above <= r;
 - NONE: answerable questions scoring below LOW (so read NONE) <= ``none_answerable``.
   LOW is the highest threshold for which this is certified: NONE then means
-  "scores below what all but a certified few percent of answerable questions reach".
+  "scores below what all but a certified few percent of answerable questions reach";
+- optionally each ``low_caps.<kind> = r``: questions of that kind at LOW or above <= r
+  (false confidence at LOW, e.g. never-mentioned questions), which sets a floor under
+  LOW; with both rules LOW is the highest threshold meeting both, and none is an error.
 
 Assumption (users are the unit): calibration users are independent draws from the
 users the thresholds will serve; questions of one user may depend on each other in
@@ -31,7 +34,8 @@ fails under clustering).
 
 Within a family, candidate thresholds are tested in a fixed sequence (from the
 threshold where the statement is easiest to the hardest, stopping at the first
-failure): every threshold before the stop is certified, and the ladder takes the
+failure; a precision band starts where enough questions reach for a perfect record
+to pass, see `n_min`): every threshold before the stop is certified, and the ladder takes the
 least strict one. Candidates are the distinct scores, thinned to at most
 ``MAX_CANDIDATES`` by the scores alone (never the labels).
 
@@ -115,6 +119,15 @@ def ratio_lower_bound(good: np.ndarray, count: np.ndarray, level: float, method:
     return max(0.0, min(cp, ratio - float(stats.t.ppf(1 - level, df=u - 1)) * se))
 
 
+def n_min(target: float, level: float) -> int:
+    """Fewest questions at which a perfect record passes at ``level``: stricter candidates are skipped.
+
+    Looks at the target and level only, never at the labels, so the sequence is fixed
+    before the labels are seen.
+    """
+    return max(1, math.ceil(math.log(level) / math.log(target)))
+
+
 def fixed_sequence(p_values: np.ndarray, level: float, testable: np.ndarray | None = None) -> np.ndarray:
     """Number of certified candidates per row: tested in order, stop at the first p > level.
 
@@ -163,7 +176,7 @@ class Statement:
     """One certified family: its threshold, whether it was certified, and its figures on the data."""
 
     name: str          # "high", "moderate", "cap:<kind>", "none:answerable"
-    kind: str          # "precision", "cap", "none"
+    kind: str          # "precision", "cap", "low_cap", "none"
     target: float      # precision target, or the cap / NONE maximum rate
     threshold: float
     certified: bool
@@ -217,7 +230,8 @@ def certify_ladder(
     *,
     targets: Mapping[str, float] | None = None,
     caps: Mapping[str, float] | None = None,
-    none_answerable: float = DEFAULT_NONE_ANSWERABLE,
+    none_answerable: float | None = DEFAULT_NONE_ANSWERABLE,
+    low_caps: Mapping[str, float] | None = None,
     delta: float = DEFAULT_DELTA,
     method: str = "cluster",
     score_name: str = "score",
@@ -249,14 +263,19 @@ def certify_ladder(
             raise ValueError(f"targets.{b} must lie in (0, 1), got {v}")
     if tgt["high"] < tgt["moderate"]:
         raise ValueError(f"targets.high ({tgt['high']}) must be >= targets.moderate ({tgt['moderate']})")
-    if not 0 < none_answerable < 1:
+    if none_answerable is not None and not 0 < none_answerable < 1:
         raise ValueError(f"none.answerable must lie in (0, 1), got {none_answerable}")
     caps = dict(caps or {})
-    for kind, rate in caps.items():
-        if not 0 < float(rate) < 1:
-            raise ValueError(f"cap.{kind} must lie in (0, 1), got {rate}")
-        if not (k == kind).any():
-            raise ValueError(f"cap.{kind}: no calibration question has kind {kind!r} (kinds: {sorted(set(k))})")
+    low_caps = dict(low_caps or {})
+    if none_answerable is None and not low_caps:
+        raise ValueError("LOW needs a rule: none.answerable=<rate> and/or low_cap.<kind>=<rate>")
+    for prefix, family in (("cap", caps), ("low_cap", low_caps)):
+        for kind, rate in family.items():
+            if not 0 < float(rate) < 1:
+                raise ValueError(f"{prefix}.{kind} must lie in (0, 1), got {rate}")
+            if kind == POSITIVE or not (k == kind).any():
+                raise ValueError(f"{prefix}.{kind}: no unanswerable calibration question has kind {kind!r} "
+                                 f"(kinds: {sorted(set(k.tolist()))})")
     u_idx, n_users = pd_factorize(np.asarray(users))
     if method == "cluster" and n_users < MIN_USERS:
         raise ValueError(f"{n_users} users: the certificate needs at least {MIN_USERS} (users are the unit)")
@@ -264,7 +283,7 @@ def certify_ladder(
     if not y.any() or y.all():
         raise ValueError("calibration data needs both answerable and unanswerable questions")
 
-    n_fam = 2 + len(caps) + 1
+    n_fam = 2 + len(caps) + len(low_caps) + (none_answerable is not None)
     level = delta / n_fam
     asc = candidates_of(s)
     g = asc.size
@@ -281,7 +300,7 @@ def certify_ladder(
         p = tgt[band]
         desc = slice(None, None, -1)
         pv = ratio_p_values(reach_y[:, desc], reach_n[:, desc], p, method)
-        need = max(1, math.ceil(math.log(level) / math.log(p)))
+        need = n_min(p, level)
         testable = reach_n.sum(axis=0)[desc] >= need
         if method == "cluster":
             testable &= users_reach[desc] >= MIN_USERS_REACH
@@ -301,9 +320,10 @@ def certify_ladder(
             int(reach_n[:, gi].sum()), int(users_reach[gi]), float(pv[j]),
         )
 
-    # Caps on a kind at MODERATE or above: "not reaching" share >= 1 - rate, strictest first.
-    # One extra candidate above every score (nothing reaches) starts the sequence.
-    for kind, rate in caps.items():
+    # Caps on a kind at MODERATE (cap) or LOW (low_cap) or above: the kind's "not reaching"
+    # share >= 1 - rate, strictest first. One extra candidate above every score (nothing
+    # reaches) starts the sequence.
+    def cap_statement(kind: str, rate: float, prefix: str) -> Statement:
         is_kind = (k == kind).astype(float)
         cnt_u = np.bincount(u_idx, weights=is_kind, minlength=n_users)
         kind_reach = reach_counts(rank, u_idx, is_kind, n_users, g)
@@ -311,46 +331,59 @@ def certify_ladder(
         good = cnt_u[:, None] - kr
         pv = ratio_p_values(good, np.repeat(cnt_u[:, None], g + 1, axis=1), 1 - rate, method)
         n_cert = int(fixed_sequence(pv, level))
-        name = f"cap:{kind}"
+        name = f"{prefix}:{kind}"
         if n_cert == 0:
-            statements[name] = Statement(name, "cap", rate, 1.0, False, None, None, int(cnt_u.sum()),
-                                         int((cnt_u > 0).sum()), float(pv[0]))
-            continue
+            return Statement(name, prefix, rate, 1.0, False, None, None, int(cnt_u.sum()),
+                             int((cnt_u > 0).sum()), float(pv[0]))
         j = n_cert - 1
         thr = float(np.nextafter(asc[-1], np.inf)) if j == 0 else float(asc[g - j])
-        statements[name] = Statement(
-            name, "cap", rate, thr, True, float(kr[:, j].sum() / cnt_u.sum()),
+        return Statement(
+            name, prefix, rate, thr, True, float(kr[:, j].sum() / cnt_u.sum()),
             1.0 - ratio_lower_bound(good[:, j], cnt_u, level, method),
             int(cnt_u.sum()), int((cnt_u > 0).sum()), float(pv[j]),
         )
 
+    for kind, rate in caps.items():
+        statements[f"cap:{kind}"] = cap_statement(kind, float(rate), "cap")
+    for kind, rate in low_caps.items():
+        statements[f"low_cap:{kind}"] = cap_statement(kind, float(rate), "low_cap")
+
     # NONE: answerable questions below LOW <= none_answerable; least strict (lowest) first.
-    n_ans_u = np.bincount(u_idx, weights=y.astype(float), minlength=n_users)
-    pv = ratio_p_values(reach_y, np.repeat(n_ans_u[:, None], g, axis=1), 1 - none_answerable, method)
-    n_cert = int(fixed_sequence(pv, level))
-    if n_cert == 0:
-        statements["none"] = Statement("none", "none", none_answerable, float(asc[0]), False, None, None,
-                                       int(y.sum()), int((n_ans_u > 0).sum()), float(pv[0]))
-    else:
-        j = n_cert - 1
-        statements["none"] = Statement(
-            "none", "none", none_answerable, float(asc[j]), True, float(1 - reach_y[:, j].sum() / y.sum()),
-            1.0 - ratio_lower_bound(reach_y[:, j], n_ans_u, level, method),
-            int(y.sum()), int((n_ans_u > 0).sum()), float(pv[j]),
-        )
+    if none_answerable is not None:
+        n_ans_u = np.bincount(u_idx, weights=y.astype(float), minlength=n_users)
+        pv = ratio_p_values(reach_y, np.repeat(n_ans_u[:, None], g, axis=1), 1 - none_answerable, method)
+        n_cert = int(fixed_sequence(pv, level))
+        if n_cert == 0:
+            statements["none"] = Statement("none", "none", none_answerable, float(asc[0]), False, None, None,
+                                           int(y.sum()), int((n_ans_u > 0).sum()), float(pv[0]))
+        else:
+            j = n_cert - 1
+            statements["none"] = Statement(
+                "none", "none", none_answerable, float(asc[j]), True, float(1 - reach_y[:, j].sum() / y.sum()),
+                1.0 - ratio_lower_bound(reach_y[:, j], n_ans_u, level, method),
+                int(y.sum()), int((n_ans_u > 0).sum()), float(pv[j]),
+            )
 
     high = statements["high"].threshold
     moderate = max([statements["moderate"].threshold] + [statements[f"cap:{c}"].threshold for c in caps])
-    low = statements["none"].threshold
+    # LOW: at least every low cap's threshold (its certified region is [floor, inf)), at most
+    # the NONE statement's (its certified region is (-inf, ceiling]); the highest such.
+    floor = max((statements[f"low_cap:{c}"].threshold for c in low_caps), default=-np.inf)
+    low = statements["none"].threshold if "none" in statements else float(floor)
+    if "none" in statements and low < floor and strict and statements["none"].certified:
+        raise UnreachableBandError(
+            f"{score_name}: no LOW satisfies both none.answerable (LOW <= {low:.4g}) and the low caps "
+            f"(LOW >= {floor:.4g}); loosen one of them")
     above = asc[(asc > moderate) & (asc <= strictest.get("high", -np.inf))]
     if statements["high"].certified and high <= moderate and above.size:
         # Every tested threshold from HIGH's up to the strictest tested one is certified,
         # so HIGH moves just above a MODERATE that a cap raised, and stays certified.
         high = float(above[0])
-    if statements["none"].certified and low >= moderate and (asc < moderate).any():
+    below = asc[(asc < moderate) & (asc >= floor)]
+    if "none" in statements and statements["none"].certified and low >= moderate and below.size:
         # Any threshold below a certified LOW keeps the NONE statement (fewer answerable
         # questions fall below it), so LOW moves just under MODERATE and stays certified.
-        low = float(asc[asc < moderate][-1])
+        low = float(below[-1])
     ladder = Ladder((high, moderate, low), statements, delta, level, method, int(s.size), n_users, int(y.sum()))
     bands = _band_summary(ladder, s, y, u_idx, n_users, level)
     ladder = Ladder(ladder.thresholds, statements, delta, level, method, ladder.n, n_users, ladder.n_answerable, bands)
@@ -370,7 +403,9 @@ def _band_summary(ladder: Ladder, s: np.ndarray, y: np.ndarray, u_idx: np.ndarra
         g_u = np.bincount(u_idx, weights=(reach & y).astype(float), minlength=n_users)
         c_u = np.bincount(u_idx, weights=reach.astype(float), minlength=n_users)
         if band == "low":
-            certified, target = st["none"].certified, 1.0 - st["none"].target
+            low_st = [v for v in st.values() if v.kind in ("none", "low_cap")]
+            certified = all(v.certified for v in low_st)
+            target = 1.0 - st["none"].target if "none" in st else None
         else:
             caps_ok = all(v.certified for v in st.values() if v.kind == "cap") if band == "moderate" else True
             certified, target = st[band].certified and caps_ok, st[band].target
@@ -384,7 +419,7 @@ def _band_summary(ladder: Ladder, s: np.ndarray, y: np.ndarray, u_idx: np.ndarra
             "coverage": n_i / s.size,
             "recall": k_i / int(y.sum()),
             "n": n_i,
-            "p_value": st["none" if band == "low" else band].p_value,
+            "p_value": max(v.p_value for v in low_st) if band == "low" else st[band].p_value,
         }
     return out
 
@@ -401,10 +436,12 @@ def check_reachable(ladder: Ladder | tuple[float, float, float], *, score_name: 
     pre = f"{score_name}: "
     for name, stmt in st.items():
         if not stmt.certified:
+            kind = name.split(":")[-1]
+            band = "LOW" if name.startswith("low_cap") else "MODERATE"
             what = {"high": "HIGH precision >= {t}", "moderate": "MODERATE precision >= {t}",
-                    "none": "answerable questions at NONE <= {t}"}.get(name, f"{name.split(':')[-1]} at MODERATE+ <= {{t}}")
+                    "none": "answerable questions at NONE <= {t}"}.get(name, f"{kind} at {band} or above <= {{t}}")
             key = {"high": "targets.high", "moderate": "targets.moderate", "none": "none.answerable"}.get(
-                name, f"cap.{name.split(':')[-1]}")
+                name, f"{name.split(':')[0]}.{kind}")
             raise UnreachableBandError(
                 f"{pre}{what.format(t=stmt.target)} cannot be certified on this data "
                 f"(p = {stmt.p_value:.3g}); the band would be unreachable: change {key} or add calibration users")
@@ -415,7 +452,7 @@ def check_reachable(ladder: Ladder | tuple[float, float, float], *, score_name: 
     if low >= moderate:
         raise UnreachableBandError(
             f"{pre}LOW = {low:.4g} >= MODERATE = {moderate:.4g} leaves LOW empty; "
-            f"lower none.answerable or targets.moderate")
+            f"lower none.answerable, loosen low_cap.<kind> or raise targets.moderate")
     if moderate >= high:
         raise UnreachableBandError(
             f"{pre}MODERATE = {moderate:.4g} >= HIGH = {high:.4g} leaves MODERATE empty "

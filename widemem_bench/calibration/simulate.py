@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from widemem_bench.calibration.certify import MIN_USERS_REACH, fixed_sequence, ratio_p_values
+from widemem_bench.calibration.certify import (
+    MIN_USERS_REACH,
+    fixed_sequence,
+    n_min,
+    ratio_p_values,
+)
 
 # Measured on the timelines train split, minilm-l6 top-1 cosine (v1-n300-s0):
 # share, mean, sd of each kind; see `measure_kinds` and reports/calibration.md.
@@ -152,7 +157,7 @@ def simulate_coverage(
             for band in ("high", "moderate"):
                 p = tg[band]
                 pv = ratio_p_values(reach_y[..., ::-1], reach_n[..., ::-1], p, method)
-                need = max(1, math.ceil(math.log(level) / math.log(p)))
+                need = n_min(p, level)
                 testable = reach_n.sum(axis=1)[..., ::-1] >= need
                 if method == "cluster":
                     testable &= users_reach[..., ::-1] >= MIN_USERS_REACH

@@ -53,6 +53,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     opts = cli.Options(dataset=str((cfg.get("dataset") or {}).get("name") or "timelines"),
                        targets={k: float(v) for k, v in (p.get("targets") or {}).items()},
                        none_answerable=None if p.get("none_answerable") is None else float(p["none_answerable"]),
+                       low_cap={k: float(v) for k, v in (p.get("low_cap") or {}).items()},
                        delta=float(p.get("delta", 0.1)), method=str(p.get("method", "cluster")),
                        cap=None if p.get("cap", "default") == "default" else dict(p.get("cap") or {}),
                        n_boot=int(p.get("n_boot", 1000)), seed=ctx.seed)
@@ -60,7 +61,8 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     with ctx.timer("fit"):
         ladder = cal.certify_ladder(train["top1_sim"].to_numpy(), train["kind"].to_numpy(), train["user_id"].to_numpy(),
                                     targets=settings["targets"], caps=settings["cap"],
-                                    none_answerable=settings["none_answerable"], delta=opts.delta,
+                                    none_answerable=settings["none_answerable"],
+                                    low_caps=settings["low_cap"], delta=opts.delta,
                                     method=opts.method, score_name=f"{name} similarity")
         scorer = cli.calibrate_embedder(name, opts, ctx.timelines(), ctx.info["dataset"]).calibration
     rows: list[dict[str, Any]] = []
