@@ -724,7 +724,9 @@ def report_markdown(cals: Mapping[str, tuple[Any, str]] | None = None, fixture: 
               "NONE (the \"NONE answerable\" column). The certified LOW keeps answerable questions at NONE under "
               "5 % (tfidf: 50 %, its preset), so on a top-1 cosine it says NONE to fewer never-mentioned questions "
               "than widemem's LOW does wherever widemem's LOW costs more than 5 % of answerable questions; the "
-              "answerability scorer, which separates the kinds far better, does both.", "",
+              "answerability scorer, which separates the kinds far better, does both. `low_cap.never_mentioned=<rate>` "
+              "certifies the other side of the trade-off instead (with `none.answerable=none`), or fails with a "
+              "one-line error when both are asked and no LOW meets both.", "",
               "Answerability scorer against similarity alone (holdout; similarity's probability = Platt "
               "scaling of the top-1 cosine on the train split):", "",
               "| embedder | score | AUROC | AURC | adaptive ECE | Brier |", "|---|---|---|---|---|---|"]
