@@ -61,9 +61,10 @@ perf: venv
 	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
-# widemem_bench/calibration/files/<embedder>.json and reports/calibration.md (commit both).
+# widemem_bench/calibration/files/<embedder>.json (only this target passes
+# write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
 
 # Rewrite the regression baseline reports/baseline/metrics.json (README, "Regression loop"):
 # only for an intended change of the headline metrics, committed together with that change.

@@ -15,7 +15,7 @@ from widemem_bench.timelines import GENERATOR_VERSION
 
 PARAMS = {
     "compare_embedders": {"n_boot": 20, "n_boot_slow": 10},
-    "calibrate": {"delta": 0.1, "n_boot": 20},
+    "calibrate": {"delta": 0.1, "n_boot": 20, "targets": {"high": 0.85}, "none_answerable": 0.5},
     "sweep_thresholds": {"step": 0.1, "n_boot": 10, "splits": ["all", "holdout"]},
     "sweep_decay": {"functions": {"exponential": [0.01], "linear": [0.005], "step": [0.0], "none": [0.0]},
                     "n_boot": 10},
@@ -23,11 +23,17 @@ PARAMS = {
 }
 
 
+# The calibration certificate takes users as its unit and needs at least 30 of them
+# (timelines_small has 21 train users); hash-test needs tfidf-like settings (PARAMS).
+DATASETS = {"calibrate": {**BASE["dataset"], "name": "timelines", "n_users": 300}}
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("outputs")
     for name, params in PARAMS.items():
-        rec = execute({**BASE, "task_name": name, "params": params}, root / name / "multiruns" / "x")
+        cfg = {**BASE, "dataset": DATASETS.get(name, BASE["dataset"]), "task_name": name, "params": params}
+        rec = execute(cfg, root / name / "multiruns" / "x")
         assert rec is not None and rec["status"] == "complete"
     return root
 
@@ -62,8 +68,8 @@ def test_calibration_file_written(outputs):
     src = load_source("calibrate", outputs / "calibrate" / "multiruns", "c")
     cal = read_calibration(Path(src.records[0]["run_dir"]) / "calibration.json")
     h, m, low = cal.thresholds
-    assert 0 <= low <= m <= h <= 1
-    assert cal.dataset["version"] == f"v{GENERATOR_VERSION}-n30-s0"
+    assert 0 < low < m < h < 1
+    assert cal.dataset["version"] == f"v{GENERATOR_VERSION}-n300-s0"
     assert set(src.results["setting"]) == {"calibrated", "widemem"}
 
 

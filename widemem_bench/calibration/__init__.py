@@ -1,5 +1,14 @@
-"""Per-model confidence-threshold calibration (Learn-then-Test) and committed calibration files."""
+"""Per-model confidence-threshold calibration: a certificate over users (certify), Learn-then-Test, committed files."""
 
+from widemem_bench.calibration.certify import (
+    ASSUMPTION,
+    MIN_USERS,
+    Ladder,
+    Statement,
+    UnreachableBandError,
+    certify_ladder,
+    check_reachable,
+)
 from widemem_bench.calibration.figures import answerability_section, band_figures
 from widemem_bench.calibration.file import (
     CalibrationFile,
@@ -26,13 +35,18 @@ from widemem_bench.calibration.ltt import (
 )
 
 __all__ = [
+    "ASSUMPTION",
     "BANDS",
     "DEFAULT_DELTA",
     "DEFAULT_TARGETS",
+    "MIN_USERS",
     "BandFit",
     "CalibrationFile",
     "CalibrationNotFoundError",
+    "Ladder",
+    "Statement",
     "ThresholdFit",
+    "UnreachableBandError",
     "answerability_section",
     "assign_bands",
     "available_calibrations",
@@ -40,6 +54,8 @@ __all__ = [
     "bands_from_fit",
     "binomial_p_value",
     "calibration_dir",
+    "certify_ladder",
+    "check_reachable",
     "clopper_pearson_lower",
     "env_lines",
     "fit_thresholds",

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from widemem_bench.calibration.certify import Ladder
 from widemem_bench.calibration.ltt import ThresholdFit, assign_bands
 from widemem_bench.metrics import NEGATIVE_KINDS, compute, with_ci
 
@@ -42,15 +43,22 @@ def band_figures(
     return out
 
 
-def answerability_section(fit: ThresholdFit, *, model: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The ``answerability`` section of a calibration file: the scorer and its probability cut-offs."""
+def answerability_section(fit: ThresholdFit | Ladder, *, model: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The ``answerability`` section of a calibration file: the scorer and its probability cut-offs.
+
+    ``fit`` is a certified `Ladder` (its certificate is stored too) or a plain `ThresholdFit`.
+    """
     from widemem_bench.calibration.file import bands_from_fit
 
-    return {
+    section: dict[str, Any] = {
         "model": dict(model),
         "score": "answerability_probability",
         "delta": fit.delta,
         "method": fit.method,
-        "bands": bands_from_fit(fit),
-        **extra,
     }
+    if isinstance(fit, Ladder):
+        section["bands"] = {b: dict(v) for b, v in fit.bands.items()}
+        section["certificate"] = fit.certificate()
+    else:
+        section["bands"] = bands_from_fit(fit)
+    return {**section, **extra}

@@ -19,9 +19,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from widemem_bench.calibration.certify import Ladder, check_reachable
 from widemem_bench.calibration.ltt import BANDS, ThresholdFit
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILES_PACKAGE = "widemem_bench.calibration"
 FILES_DIR = "files"
 CREATE_COMMAND = "python -m widemem_bench.calibrate embedder={name}"
@@ -85,6 +86,8 @@ class CalibrationFile:
     validation: dict[str, Any] = field(default_factory=dict)
     holdout: dict[str, Any] = field(default_factory=dict)
     answerability: dict[str, Any] | None = None
+    certificate: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
     env: list[str] = field(default_factory=list)
     created: str = ""
     generator: str = ""
@@ -102,6 +105,10 @@ class CalibrationFile:
         h, m, lo = self.thresholds
         if not 0 <= lo <= m <= h <= 1:
             raise ValueError(f"bands thresholds must satisfy 0 <= low <= moderate <= high <= 1, got {(h, m, lo)}")
+        # No file exports a triple with a band no score can reach (LOW = 0 disables NONE).
+        check_reachable(self.thresholds, score_name=f"calibration of {self.embedder!r}")
+        if self.answerability_thresholds is not None:
+            check_reachable(self.answerability_thresholds, score_name=f"answerability cut-offs of {self.embedder!r}")
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
         if not self.env:
@@ -154,6 +161,42 @@ class CalibrationFile:
             validation=dict(validation or {}),
             holdout=dict(holdout or {}),
             answerability=answerability,
+        )
+
+    @classmethod
+    def from_ladder(
+        cls,
+        ladder: Ladder,
+        *,
+        embedder: str,
+        model_id: str,
+        fingerprint: str,
+        dataset: dict[str, Any] | None = None,
+        validation: dict[str, Any] | None = None,
+        holdout: dict[str, Any] | None = None,
+        answerability: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+        intra_user_correlation: float | None = None,
+        score: str = "top1_cosine",
+    ) -> CalibrationFile:
+        """A file from a certified ladder (`certify.certify_ladder`): bands, certificate, options."""
+        cert = ladder.certificate()
+        if intra_user_correlation is not None:
+            cert["intra_user_correlation"] = float(intra_user_correlation)
+        return cls(
+            embedder=embedder,
+            model_id=model_id,
+            fingerprint=fingerprint,
+            bands={b: dict(v) for b, v in ladder.bands.items()},
+            delta=ladder.delta,
+            method=ladder.method,
+            score=score,
+            dataset=dict(dataset or {}),
+            validation=dict(validation or {}),
+            holdout=dict(holdout or {}),
+            answerability=answerability,
+            certificate=cert,
+            options=dict(options or {}),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,21 +1,24 @@
 """`calibrate`: per-embedder HIGH / MODERATE / LOW thresholds (thin wrapper).
 
-The algorithm is `widemem_bench.calibration.fit_thresholds` (Learn-then-Test). This
-experiment only supplies the data: top-1 cosine of each train-split question of the
+The algorithm is `widemem_bench.calibration.certify_ladder` (a certificate with users
+as the unit, one delta for every statement). This experiment only supplies the data: top-1 cosine of each train-split question of the
 timelines under the configured engine settings, label = the question is answerable
 (population: answerable + never-mentioned + hard-negative + other-person questions).
 It then reports validation and holdout figures for the fitted thresholds and for
 widemem's own table side by side (`setting` = "calibrated" / "widemem"), and writes the
 calibration file into the run folder (`calibration.json`); with `params.install=true`
 it also writes the package copy that `EngineConfig(thresholds="calibrated")` reads.
-The false-confidence cap and the answerability section come from `widemem_bench.calibrate`
-(the CLI's pipeline; its scorer is fitted under widemem's default scoring).
+Settings (targets, none_answerable, cap, delta, method) and the answerability section
+come from `widemem_bench.calibrate` (the CLI's pipeline; its scorer is fitted under
+widemem's default scoring).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from widemem_bench.engine import band_codes, thresholds_for_model
 from widemem_bench.experiments import batch, common
@@ -39,30 +42,33 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         scored = batch.score(prep, common.weights_of(cfg), cfg["decay"]["function"],
                              float(cfg["decay"]["rate"]), widemem_th)
     pq = common.per_query_frame(prep, scored, ctx.timelines().questions, name)
-    # Thresholds live in [0, 1]: a negative cosine (or no memory at all) is as good as 0.
-    pq["top1_sim"] = pq["top1_sim"].fillna(0.0).clip(0.0, 1.0)
+    # Nothing stored reads as the lowest score (-1): always NONE, as in widemem.
+    pq["top1_sim"] = pq["top1_sim"].fillna(-1.0)
     train = pq[(pq["split"] == "train") & pq["kind"].isin(common.CONFIDENCE_KINDS)]
-    with ctx.timer("fit"):
-        fit = cal.fit_thresholds(train["top1_sim"].to_numpy(), (train["kind"] == "answerable").to_numpy(),
-                                 targets=p.get("targets"), delta=float(p.get("delta", 0.1)),
-                                 method=str(p.get("method", "binomial")))
-        # Same pipeline as `python -m widemem_bench.calibrate`: the false-confidence cap
-        # (params.cap, default hard negatives <= 10 %) and the answerability scorer, so an
-        # installed file from either entry point holds the same sections.
-        from widemem_bench import calibrate as cli
+    # Same pipeline and settings as `python -m widemem_bench.calibrate`, so a file from
+    # either entry point holds the same sections (the scorer's is fitted under widemem's
+    # default scoring by that pipeline).
+    from widemem_bench import calibrate as cli
 
-        cap = dict(cli.DEFAULT_CAP if p.get("cap", "default") == "default" else (p.get("cap") or {}))
-        fit, caps = cli.apply_cap(fit, train["top1_sim"].to_numpy(), (train["kind"] == "answerable").to_numpy(),
-                                  train["kind"].to_numpy(), cap)
-        opts = cli.Options(dataset=str((cfg.get("dataset") or {}).get("name") or "timelines"),
-                           targets={**cli.Options().targets, **(p.get("targets") or {})},
-                           delta=float(p.get("delta", 0.1)), method=str(p.get("method", "binomial")),
-                           cap=cap, n_boot=int(p.get("n_boot", 1000)), seed=ctx.seed)
+    opts = cli.Options(dataset=str((cfg.get("dataset") or {}).get("name") or "timelines"),
+                       targets={k: float(v) for k, v in (p.get("targets") or {}).items()},
+                       none_answerable=None if p.get("none_answerable") is None else float(p["none_answerable"]),
+                       low_cap={k: float(v) for k, v in (p.get("low_cap") or {}).items()},
+                       delta=float(p.get("delta", 0.1)), method=str(p.get("method", "cluster")),
+                       cap=None if p.get("cap", "default") == "default" else dict(p.get("cap") or {}),
+                       n_boot=int(p.get("n_boot", 1000)), seed=ctx.seed)
+    settings = opts.resolved(name)
+    with ctx.timer("fit"):
+        ladder = cal.certify_ladder(train["top1_sim"].to_numpy(), train["kind"].to_numpy(), train["user_id"].to_numpy(),
+                                    targets=settings["targets"], caps=settings["cap"],
+                                    none_answerable=settings["none_answerable"],
+                                    low_caps=settings["low_cap"], delta=opts.delta,
+                                    method=opts.method, score_name=f"{name} similarity")
         scorer = cli.calibrate_embedder(name, opts, ctx.timelines(), ctx.info["dataset"]).calibration
     rows: list[dict[str, Any]] = []
     figures: dict[str, dict[str, Any]] = {}
     n_boot = int(p.get("n_boot", 1000))
-    for setting, th in (("calibrated", fit.thresholds), ("widemem", widemem_th)):
+    for setting, th in (("calibrated", ladder.thresholds), ("widemem", widemem_th)):
         part = pq.copy()
         part["band"] = band_codes(part["top1_sim"].to_numpy(), th)
         with ctx.timer("metrics"):
@@ -74,20 +80,18 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         if setting == "calibrated":
             for split in ("validation", "holdout"):
                 figures[split] = {m["metric"]: m["value"] for m in r if m["split"] == split}
-    calfile = cal.CalibrationFile.from_fit(
-        fit, embedder=name, model_id=emb.model_id, fingerprint=str(getattr(emb, "fingerprint", "")),
+    calfile = cal.CalibrationFile.from_ladder(
+        ladder, embedder=name, model_id=emb.model_id, fingerprint=str(getattr(emb, "fingerprint", "")),
         dataset={k: ctx.info["dataset"][k] for k in ("name", "version", "sha256")},
         validation=figures.get("validation"), holdout=figures.get("holdout"),
-        answerability=scorer.answerability,
+        answerability=scorer.answerability, options=cli._options_record(settings, opts),
     )
-    calfile.bands["moderate"]["caps"] = caps
     out = cal.save_calibration(calfile, ctx.output_dir / "calibration.json")
     artifacts: dict[str, Path] = {"calibration": Path(out)}
     if p.get("install"):
         artifacts["installed"] = Path(cal.save_calibration(calfile, cal.calibration_dir() / f"{name}.json"))
-    ctx.info["thresholds"] = list(fit.thresholds)
+    ctx.info["thresholds"] = list(ladder.thresholds)
     ctx.info["widemem_thresholds"] = list(widemem_th)
-    bands = fit.to_frame()
-    bands.insert(0, "embedder", name)
+    bands = pd.DataFrame([{"embedder": name, "statement": k, **v.to_dict()} for k, v in ladder.statements.items()])
     return ExperimentResult(metrics=rows, per_query=pq, tables={"bands": bands}, artifacts=artifacts)
 

@@ -203,10 +203,11 @@ def section_calibrate(src: Source) -> str:
         "",
         _fence(src.command),
         "",
-        "Learn-then-Test on the train split (targets: precision of HIGH >= 0.95, MODERATE or "
-        "above >= 0.80, LOW or above >= 0.50, delta 0.1); figures on the holdout split "
-        "(users and phrasings never seen in training). A threshold of 1.000 means no threshold "
-        "could be certified for that band. Each run folder holds its `calibration.json`.",
+        "Certified on the train split with users as the unit and one delta (0.1) for every "
+        "statement: precision of HIGH >= 0.95, MODERATE or above >= 0.80, hard negatives at "
+        "MODERATE or above <= 10 %, answerable questions at NONE <= 5 % (this sets LOW); see "
+        "reports/calibration.md. Figures on the holdout split (users and phrasings never seen in "
+        "training). Each run folder holds its `calibration.json`.",
         "",
         md_table(pd.DataFrame(rows)),
         "",

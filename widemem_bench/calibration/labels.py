@@ -1,0 +1,117 @@
+"""Your own labels: a CSV or JSON-lines file of (user, query, score(s), label) from any memory system.
+
+Columns (a header row for CSV, keys for JSONL):
+
+- ``user_id``: who asked (users are the certificate's unit);
+- ``query``: the question (kept for the record; not used in fitting);
+- ``score``: the top-1 similarity of the search, in [-1, 1]; or ``scores``: the ranked
+  similarities (a JSON list, top result first; the first is used; an empty list means
+  "no results", scored -1 so it always reads NONE);
+- ``label``: ``answerable`` (the answer is stored) or ``unanswerable`` (also ``1`` / ``0``);
+- ``kind`` (optional): a finer kind for unanswerable rows (e.g. ``hard_negative``,
+  ``never_mentioned``), used by caps and by the per-kind table.
+
+Every problem is one `ValueError` line naming the file and the row or column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from widemem_bench.calibration.certify import MIN_USERS, POSITIVE
+
+REQUIRED = ("user_id", "query", "label")
+LABELS = {"answerable": True, "unanswerable": False, "1": True, "0": False}
+NEGATIVE = "unanswerable"
+
+
+def _read_rows(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise ValueError(f"data={path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            raise ValueError(f"data={path}: not a readable CSV ({str(err).splitlines()[0]})") from None
+    if suffix in (".jsonl", ".ndjson"):
+        rows = []
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"data={path} row {i}: not valid JSON ({err.msg})") from None
+            if not isinstance(obj, dict):
+                raise ValueError(f"data={path} row {i}: expected a JSON object")
+            rows.append(obj)
+        return pd.DataFrame(rows)
+    raise ValueError(f"data={path}: expected a .csv or .jsonl file, got {suffix or 'no extension'!r}")
+
+
+def _top1(value: Any, where: str) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                raise ValueError(f"{where}: scores {text[:40]!r} is not a JSON list of numbers") from None
+    if isinstance(value, list):
+        if not value:
+            return -1.0  # no results: NONE, as widemem reads an empty search
+        value = value[0]
+    try:
+        s = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: score {value!r} is not a number") from None
+    if not math.isfinite(s) or not -1.0 <= s <= 1.0:
+        raise ValueError(f"{where}: score {s} is outside [-1, 1]")
+    return s
+
+
+def read_labels(path: str | Path, *, min_users: int = MIN_USERS) -> pd.DataFrame:
+    """Validated rows: user_id, query, score (top-1), answerable (bool), kind (str)."""
+    p = Path(path)
+    df = _read_rows(p)
+    if df.empty:
+        raise ValueError(f"data={p}: no rows")
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(f"data={p}: missing column {missing[0]!r} (need user_id, query, label and score or scores)")
+    score_col = "score" if "score" in df.columns else "scores" if "scores" in df.columns else None
+    if score_col is None:
+        raise ValueError(f"data={p}: missing column 'score' (the top-1 similarity) or 'scores' (the ranked list)")
+    scores, answerable, kinds = [], [], []
+    has_kind = "kind" in df.columns
+    for i, row in enumerate(df.to_dict("records"), start=1):
+        where = f"data={p} row {i}"
+        if str(row["user_id"]).strip() in ("", "nan", "None"):
+            raise ValueError(f"{where}: empty user_id")
+        label = str(row["label"]).strip().lower()
+        if label not in LABELS:
+            raise ValueError(f"{where}: label {row['label']!r} is not one of answerable, unanswerable (or 1 / 0)")
+        y = LABELS[label]
+        scores.append(_top1(row[score_col], where))
+        kind = str(row.get("kind") or "").strip() if has_kind else ""
+        if y and kind not in ("", POSITIVE):
+            raise ValueError(f"{where}: kind {kind!r} on an answerable row (must be empty or 'answerable')")
+        if not y and kind == POSITIVE:
+            raise ValueError(f"{where}: kind 'answerable' on an unanswerable row")
+        answerable.append(y)
+        kinds.append(POSITIVE if y else (kind or NEGATIVE))
+    out = pd.DataFrame({"user_id": df["user_id"].astype(str).str.strip(), "query": df["query"].astype(str),
+                        "score": scores, "answerable": answerable, "kind": kinds})
+    n_users = out["user_id"].nunique()
+    if n_users < min_users:
+        raise ValueError(f"data={p}: column 'user_id' has {n_users} users; the certificate needs at least "
+                         f"{min_users} (users are the unit)")
+    if out["answerable"].all() or not out["answerable"].any():
+        raise ValueError(f"data={p}: column 'label' must hold both answerable and unanswerable rows")
+    return out
