@@ -1,0 +1,147 @@
+"""The `rule` resolver on hand-written scenarios: it retires what changed and keeps every true fact.
+
+Phrasings are written for this file (not taken from either world's templates).
+Each scenario runs through the engine with the test embedder and the rule
+resolver, so candidates come from a real nearest-neighbour search.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from _embedders import make_test_embedder
+
+from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine.extractors import Fact
+from widemem_bench.engine.resolvers import Action, RuleResolver, parse_slot
+from widemem_bench.engine.slots import read
+from widemem_bench.engine.store import Memory
+
+T0 = dt.datetime(2025, 3, 1, 9)
+
+
+def _replay(*facts: str, k: int = 5) -> tuple[list[str], list[str]]:
+    """(stored contents, action kinds) after adding ``facts`` one a day for user "u"."""
+    eng = MemoryEngine(make_test_embedder(), EngineConfig(resolver="rule", candidate_k=k))
+    kinds = []
+    for day, fact in enumerate(facts):
+        res = eng.add_fact(fact, "u", at=T0 + dt.timedelta(days=day))
+        kinds.extend(a.kind for a in res.actions)
+    stored = sorted(m.content for m in eng.memories("u"))
+    eng.close()
+    return stored, kinds
+
+
+def _mem(mid: str, content: str) -> Memory:
+    return Memory(id=mid, user_id="u", content=content, importance=5.0, created_at=T0, inserted_at=T0, updated_at=T0)
+
+
+# ------------------------------------------------------------------ true facts are kept
+def test_a_second_pet_named_never_renames_the_user_or_drops_the_first():
+    stored, kinds = _replay("has a dog named Rex", "adopted a cat named Luna")
+    assert stored == ["adopted a cat named Luna", "has a dog named Rex"]
+    assert kinds == ["ADD", "ADD"]
+    assert parse_slot("adopted a cat named Luna") is None  # "named X" is not the user's name
+
+
+def test_the_users_name_still_changes_when_the_fact_says_it_is_theirs():
+    stored, kinds = _replay("name is Joanna", "has a goldfish named Bubbles", "call me Jo from now on")
+    assert "has a goldfish named Bubbles" in stored
+    assert "name is Joanna" not in stored and "call me Jo from now on" in stored
+    assert kinds == ["ADD", "ADD", "UPDATE"]
+    stored, kinds = _replay("my name is Robert", "my name is Bob")
+    assert stored == ["my name is Bob"] and kinds == ["ADD", "UPDATE"]
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        # pets
+        ("has a dog named Rex", "got a second dog, a beagle called Pip", "adopted a cat named Luna",
+         "keeps two budgies in the kitchen"),
+        # children
+        ("has a daughter named Mira who is six", "has a son named Teo", "daughter Mira started ballet",
+         "son Teo is learning to swim"),
+        # allergies
+        ("is allergic to penicillin", "is allergic to shellfish", "has a mild allergy to cats",
+         "gets hives from latex"),
+        # languages and hobbies
+        ("speaks Portuguese at home", "speaks fluent German", "plays the cello on weekends",
+         "took up pottery this spring"),
+    ],
+)
+def test_several_valued_facts_all_coexist(facts):
+    stored, kinds = _replay(*facts)
+    assert stored == sorted(facts)
+    assert set(kinds) == {"ADD"}
+
+
+def test_another_subject_never_updates_the_user_and_vice_versa():
+    stored, _ = _replay("lives in Leeds", "my brother lives in Cardiff", "Priya lives in Lisbon",
+                        "Priya's husband works as a chef", "works as a chef at Dishoom")
+    assert stored == sorted(["lives in Leeds", "my brother lives in Cardiff", "Priya lives in Lisbon",
+                             "Priya's husband works as a chef", "works as a chef at Dishoom"])
+    stored, _ = _replay("lives in Leeds", "moved to York", "brother moved to Bath")
+    assert stored == ["brother moved to Bath", "moved to York"]
+    # A bare pronoun cannot be resolved: nothing is touched.
+    stored, _ = _replay("lives in Leeds", "she moved to Oxford")
+    assert stored == ["lives in Leeds", "she moved to Oxford"]
+
+
+def test_never_across_attributes():
+    stored, _ = _replay("was born in Dublin", "drives a Honda Civic", "works as a nurse at St Vincent's",
+                        "left Dublin for Galway")
+    assert "was born in Dublin" in stored  # a hometown is never retired
+    stored, _ = _replay("usually drives the kids to school", "drives a Honda Civic", "drives a Tesla now")
+    assert "usually drives the kids to school" in stored
+    assert "drives a Honda Civic" not in stored
+
+
+def test_several_valued_fact_is_retired_only_when_the_marker_repeats_its_verb():
+    stored, _ = _replay("is allergic to penicillin", "takes penicillin for a chest infection",
+                        "switched from penicillin to amoxicillin")
+    assert "is allergic to penicillin" in stored
+    stored, _ = _replay("is allergic to penicillin", "is no longer allergic to penicillin")
+    assert stored == ["is no longer allergic to penicillin"]
+
+
+# ------------------------------------------------------------------ changes are retired
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("works as a nurse at the county hospital", "works as a paramedic now"),
+        ("works as a nurse", "retrained and now works as a paramedic"),
+        ("works as a nurse", "became a paramedic last spring"),
+        ("drives a Honda Civic", "drives a Tesla Model 3 these days"),
+        ("drives a Honda Civic", "finally traded the Civic for a Tesla"),
+        ("lives in Leeds", "relocated to Bristol in March"),
+        ("works at Barclays", "left Barclays for Monzo"),
+        ("is vegan", "not vegan anymore"),
+        ("studies at Kings College", "enrolled at Imperial"),
+        ("favourite band is Blur", "favourite band is Pulp"),
+    ],
+)
+def test_direct_changes_replace_the_old_fact(before, after):
+    stored, kinds = _replay(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored
+    assert kinds[-1] == "UPDATE"
+
+
+def test_restatements_are_not_stored_twice_and_never_lose_detail():
+    r = RuleResolver()
+    old = _mem("m1", "works at Monzo in London")
+    assert r.decide([Fact("works at Monzo")], [[(old, 0.9)]]) == [Action("NONE", 0, "m1")]
+    old = _mem("m1", "works at Monzo")
+    assert r.decide([Fact("works at Monzo as a designer")], [[(old, 0.9)]]) == [Action("UPDATE", 0, "m1")]
+    old = _mem("m1", "lives in Leeds near the river")
+    assert r.decide([Fact("lives in Leeds with two flatmates")], [[(old, 0.9)]]) == [Action("ADD", 0)]
+
+
+def test_reading_of_subjects():
+    assert read("Priya's husband works as a chef").subject == "priya>husband"
+    assert read("my sister Ana lives in Porto").subject == "sister:ana"
+    assert read("The user lives in Oslo").subject == "user"
+    assert read("he moved to Rome").subject == "?"
+    assert read("Moved to Rome").subject == "user"  # a capitalised verb is not a name
+    assert parse_slot("moved to the night shift") is None  # not a place
