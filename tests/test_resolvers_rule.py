@@ -145,3 +145,23 @@ def test_reading_of_subjects():
     assert read("he moved to Rome").subject == "?"
     assert read("Moved to Rome").subject == "user"  # a capitalised verb is not a name
     assert parse_slot("moved to the night shift") is None  # not a place
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("Tomasz's wife works as an accountant", "Tomasz's wife is now a tax lawyer"),
+        ("Tomasz works at Siemens", "Tomasz left Siemens and joined Bosch"),
+        ("son goes to Hillcrest Primary School", "son started at Oakfield Academy"),
+        ("is 41 years old", "turned 42 on Sunday"),
+        ("married to Chris", "divorced Chris last year"),
+    ],
+)
+def test_more_changes_in_third_person_and_for_relations(before, after):
+    stored, _ = _replay(before, "enjoys sudoku", after)
+    assert before not in stored and after in stored, stored
+
+
+def test_a_named_relation_is_not_another_relation_of_the_same_kind():
+    stored, _ = _replay("sister Ana lives in Porto", "sister Marta lives in Faro")
+    assert stored == ["sister Ana lives in Porto", "sister Marta lives in Faro"]

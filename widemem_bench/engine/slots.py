@@ -65,13 +65,15 @@ _STOP = {
     "my", "our", "his", "her", "their", "your", "its", "i", "me", "we", "he", "she", "they", "it",
     "this", "that", "these", "those", "there", "here", "now", "then", "just", "still", "also", "back",
     "up", "out", "over", "into", "one", "some", "any", "all", "very", "really", "so", "too", "new", "old",
+    "early", "late",
 }
 _LIGHT_VERBS = {"has", "have", "had", "own", "owns", "owned", "got", "get", "gets", "is", "am", "are",
                 "was", "were", "be", "been", "keep", "keeps", "kept"}
 # Nouns that follow "became a" without naming a job (family and membership roles).
 _NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad", "mother", "father",
              "grandmother", "grandfather", "grandparent", "aunt", "uncle", "godmother", "godfather",
-             "vegan", "vegetarian", "pescatarian", "widow", "widower", "resident", "homeowner"}
+             "vegan", "vegetarian", "pescatarian", "widow", "widower", "resident", "homeowner",
+             "volunteer", "guest", "patient", "customer", "client", "student", "visitor", "friend"}
 
 _NEGATION = re.compile(
     r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|stopped|quit|left|"
@@ -114,6 +116,8 @@ def _article_led(raw: str) -> bool:
 # connective, "b" is bounded by the pattern, "e" is an employer riding on a job, "q"
 # qualifies the attribute (medication per treated condition: several drugs for
 # different conditions hold at once).
+_SCHOOL_NOUNS = (r"(?:school|elementary|primary|middle|high|college|university|academy|kindergarten|"
+                 r"preschool|nursery|institute|polytechnic|gymnasium|lyceum)")
 _AUX = r"(?:(?:is|am|are|was|has\s+been|have\s+been|had\s+been|'s|'re|'m)\s+)?"
 _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("job", r"(?:works?|worked|working|employed)\s+as\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
@@ -124,9 +128,12 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
             r"(?:(?:is|am|are|'s|'m)\s+)?now)\s+(?:an?\s+)(?P<v>[\w-]+(?:\s+[\w-]+)??)"
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
             r"when|recently|now|too|again)\b))", False),
+    ("job", r"(?:is|am|are|'m|'s)\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)??)\s+(?:at|for)\s+(?P<e>.+)", False),
+    ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending)\s+"
+               rf"(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+{_SCHOOL_NOUNS}\b.*)", True),
     ("employer", r"(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
     # Not "joined X": clubs, teams and gyms are joined too.
-    ("employer", r"(?:hired\s+(?:by|at)|started\s+(?:a\s+(?:new\s+)?job\s+)?at)\s+(?P<v>.+)", True),
+    ("employer", r"(?:(?:got\s+|was\s+|been\s+)?hired\s+(?:by|at)|started\s+(?:a\s+(?:new\s+)?job\s+)?at)\s+(?P<v>.+)", True),
     # "settled in/on X" is left out on purpose: it mostly names an area ("settled in
     # NorCal"), and replacing a city with its region would lose the answer.
     ("location", r"(?:lives?|living|reside|resides|residing|based)\s+(?:now\s+)?(?:in|at|near|out\s+of)\s+(?P<v>.+)",
@@ -144,9 +151,10 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("partner", r"(?:married\s+to|dating|engaged\s+to|(?:partner|wife|husband|spouse|girlfriend|boyfriend)"
                 r"(?:'s\s+name)?\s+is)\s+(?P<v>.+)", False),
     ("vehicle", r"(?:drives|drive|driving)\s+(?:an?|the|his|her|their|my)\s+(?P<v>.+)", False),
-    ("vehicle", r"car\s+is\s+(?:an?\s+)(?P<v>.+)", False),
-    ("school", r"(?:(?:studies|study|studying|student|enrolled)\s+at|attends|attending)\s+(?P<v>.+)", True),
-    ("age", r"(?P<v>\d{1,3})\s+years?\s+old\b", False),
+    ("vehicle", r"(?:new\s+)?car\s+is\s+(?:an?\s+)(?P<v>.+)", False),
+    ("school", r"(?:(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+at|attends|attending)\s+(?P<v>.+)", True),
+    ("age", r"(?:turned\s+|turns\s+)?(?P<v>\d{1,3})\s+years?\s+old\b", False),
+    ("age", r"(?:turned|turns|just\s+turned)\s+(?P<v>\d{1,3})\b", False),
     ("drink", r"(?:usually|mostly|normally|always)\s+drinks?\s+(?P<v>.+)", False),
     ("drink", r"(?:usual|go-to|favou?rite|morning)\s+drink\s+is\s+(?P<v>.+)", False),
     ("exercise", r"(?:main\s+)?(?:workout|exercise|sport)\s+is\s+(?P<v>.+)", False),
@@ -180,7 +188,7 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"converted|relocated|traded|swapped)\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
     r"\b(?:replaced|replacing|substituted)\s+(?P<old>.+?)\s+(?:with|by)\s+\S",
     r"\S\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>.+)",
-    r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|"
+    r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|left|"
     r"broke\s+up\s+with|divorced|moved\s+out\s+of|moved\s+away\s+from)\s+(?P<old>.+)",
     r"\b(?:not|doesn't|don't|isn't|aren't)\s+(?P<old>.+?)\s+(?:anymore|any\s+more)\b",
 ))
@@ -247,7 +255,13 @@ def split_subject(text: str) -> tuple[str, str]:
         if m.group("poss"):
             rest = t[m.end("poss"):].strip()
             r = re.match(rf"^(?P<rel>{_REL})\b(?:'s)?\s*", rest, re.IGNORECASE)
-            return (f"{name}>{r.group('rel').lower()}", rest[r.end():]) if r else (name, rest)
+            if not r:
+                return name, rest
+            sub, rest = f"{name}>{r.group('rel').lower()}", rest[r.end():]
+            n = re.match(r"^(?P<name>[A-Z][\w'-]+)(?:,)?\s+(?=[a-z])", rest)
+            if n and n.group("name").lower() not in _NOT_NAMES:
+                return f"{sub}:{n.group('name').lower()}", rest[n.end():]
+            return sub, rest
         # "Priya moved ...": a name followed by a lower-case verb, not "Works at Acme".
         if nxt[:1].islower() and nxt.lower() not in _STOP - {"is", "has", "was", "had"}:
             return name, t[m.end("name"):].strip()
