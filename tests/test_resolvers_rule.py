@@ -165,3 +165,81 @@ def test_more_changes_in_third_person_and_for_relations(before, after):
 def test_a_named_relation_is_not_another_relation_of_the_same_kind():
     stored, _ = _replay("sister Ana lives in Porto", "sister Marta lives in Faro")
     assert stored == ["sister Ana lives in Porto", "sister Marta lives in Faro"]
+
+
+# A wider hand-written set (first and third person, relations, possessives).
+UPDATES = [
+    ('lives in Leeds', 'is now based in Manchester'),
+    ('lives in Leeds', 'has recently moved to Glasgow'),
+    ('lives in Leeds', 'currently lives in Cork'),
+    ('Keiko lives in Osaka', 'Keiko relocated to Sapporo over the summer'),
+    ('Keiko lives in Osaka', 'Keiko now calls Kyoto home'),
+    ('Olu is based in Lagos', 'Olu moved from Lagos to Abuja'),
+    ('works at Deloitte', 'took a job at KPMG'),
+    ('works at Deloitte', 'accepted an offer from PwC'),
+    ('works at Deloitte', 'joined EY as a senior auditor'),
+    ('Ines works for Zara', 'Ines now works for Mango'),
+    ('Ines works for Zara', 'Ines quit Zara'),
+    ('is a nurse', 'became a paramedic'),
+    ('is a nurse', 'is now a midwife'),
+    ('works as a junior developer', 'got promoted to tech lead'),
+    ("Rafael's wife is a pharmacist", "Rafael's wife now works as a school teacher"),
+    ("Rafael's wife works as a pharmacist", "Rafael's wife is now a dentist"),
+    ('drives a Honda Civic', 'traded in the Civic for a Kia EV6'),
+    ('drives a Honda Civic', 'upgraded the Civic to a Tesla'),
+    ('drives a Ford Focus', 'sold the Focus and bought a Mini'),
+    ('Keiko drives a Prius', 'Keiko drives a Nissan Leaf now'),
+    ('son goes to Maple Leaf Elementary', 'son switched from Maple Leaf Elementary to Brookside Academy'),
+    ('daughter studies at Leeds University', 'daughter transferred from Leeds University to Durham University'),
+    ('is studying at Trinity College', 'is now enrolled at UCD'),
+    ('married to Chris', 'is now married to Alex'),
+    ('is dating Sam', 'broke up with Sam'),
+    ('is vegetarian', 'went vegan'),
+    ('is vegetarian', 'is no longer vegetarian'),
+    ('favourite café is Grind', 'favourite café is Bean There now'),
+    ('is 29 years old', 'just turned 30'),
+    ('usually drinks black coffee', 'drinks green tea instead of black coffee now'),
+    ("Olu's brother lives in Accra", "Olu's brother moved to Kumasi"),
+    ('mother lives in Galway', 'mum moved to Sligo'),
+    ('works at the bakery on Main Street', 'left the bakery for a job at Tesco'),
+    ('is a teacher at Hill Primary', 'is now a headteacher at Oak Primary'),
+]
+COEXIST = [
+    ('has a dog named Rex', 'adopted a cat named Luna'),
+    ('has a daughter called Mia', 'has a son called Leo'),
+    ('is allergic to peanuts', 'is also allergic to kiwi'),
+    ('speaks Spanish', 'is learning Japanese'),
+    ('plays tennis', 'took up rock climbing'),
+    ('Keiko has two cats', 'Keiko got a puppy named Mochi'),
+    ('Keiko lives in Osaka', 'lives in Kobe'),
+    ('lives in Leeds', 'Keiko lives in York'),
+    ('sister lives in Bath', 'brother lives in Bristol'),
+    ('is a runner', 'became a volunteer firefighter'),
+    ('is a keen climber', 'became a paramedic'),
+    ('was born in Dublin', 'moved from Dublin to Cork'),
+    ('drives the kids to school', 'drives a Tesla now'),
+    ('is allergic to penicillin', 'switched from penicillin to doxycycline'),
+    ('name is Tomasz', 'has a parrot named Kiwi'),
+    ('works at Deloitte', 'joined a running club'),
+    ('works at Deloitte', 'joined the Sierra Club'),
+    ('plans to visit Peru in May', 'plans to visit Chile in August'),
+    ('has a Honda Civic', 'bought a motorbike'),
+    ('favourite book is Dune', 'favourite film is Alien'),
+    ('is vegetarian', 'is a vegetarian chef at Leaf'),
+    ('son plays football', 'son plays the violin'),
+    ('daughter is five years old', 'son is three years old'),
+    ('lives in Leeds', 'is in Paris for a conference this week'),
+    ('usually drinks black coffee', 'had a green tea today'),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), UPDATES)
+def test_wider_set_of_changes(before, after):
+    stored, _ = _replay(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored
+
+
+@pytest.mark.parametrize(("first", "second"), COEXIST)
+def test_wider_set_of_facts_that_both_stay_true(first, second):
+    stored, _ = _replay(first, "likes long walks", second)
+    assert first in stored and second in stored, stored

@@ -123,6 +123,10 @@ class RuleResolver:
             if old.subject != new.subject:
                 continue
             shared = new.slots.keys() & old.slots.keys()
+            if "job" in new.slots and "role" in old.slots and not values_agree(new.slots["job"], old.slots["role"]):
+                return Action("UPDATE", i, memory.id)  # "is a nurse" -> "became a paramedic"
+            if shared == {"role"} and new.slots["role"] != old.slots["role"]:
+                continue  # "is a nurse", "is a runner": both may hold
             if shared:
                 if any(not values_agree(new.slots[a], old.slots[a]) for a in shared):
                     return Action("UPDATE", i, memory.id)

@@ -37,7 +37,8 @@ RELATIONS: tuple[str, ...] = (
     "best friend", "friend", "sister", "brother", "mother", "mom", "mum", "father", "dad",
     "wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fiance", "fiancee",
     "son", "daughter", "kid", "child", "baby", "stepson", "stepdaughter", "stepmother", "stepfather",
-    "grandmother", "grandfather", "grandma", "grandpa", "grandson", "granddaughter",
+    "grandmother", "grandfather", "grandma", "grandpa", "granny", "granddad", "grandson", "granddaughter",
+    "hubby",
     "aunt", "uncle", "niece", "nephew", "cousin", "sibling", "parent", "in-law",
     "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law",
     "boss", "manager", "coworker", "colleague", "roommate", "flatmate", "housemate",
@@ -73,7 +74,20 @@ _LIGHT_VERBS = {"has", "have", "had", "own", "owns", "owned", "got", "get", "get
 _NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad", "mother", "father",
              "grandmother", "grandfather", "grandparent", "aunt", "uncle", "godmother", "godfather",
              "vegan", "vegetarian", "pescatarian", "widow", "widower", "resident", "homeowner",
-             "volunteer", "guest", "patient", "customer", "client", "student", "visitor", "friend"}
+             "volunteer", "guest", "patient", "customer", "client", "student", "visitor", "friend",
+             "owner", "lover", "person", "enthusiast", "buff", "addict", "nerd", "geek", "junkie",
+             "believer", "supporter", "native", "local", "twin", "kid", "child", "baby", "adult", "teenager",
+             "wife", "husband", "partner", "sister", "brother", "son", "daughter", "cousin", "neighbor"}
+
+# "is a nurse": a plain copula with an indefinite noun is most often an occupation, but
+# not always ("is a runner"), so it is only ever *replaced* by an explicit job statement
+# ("became a paramedic", "works as a paramedic"), never replaces anything itself.
+_ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s*$", re.IGNORECASE)
+# Evaluative or habitual adjectives that make "is a X" a trait, not a job ("is a keen climber").
+_NOT_ROLE_ADJ = {"big", "huge", "keen", "avid", "great", "good", "bad", "early", "night", "morning", "proud",
+                 "happy", "lifelong", "die", "serious", "casual", "amateur", "passionate", "regular", "total",
+                 "real", "light", "heavy", "picky", "fussy", "social", "first", "massive", "little",
+                 "bit", "natural", "true", "devoted", "loyal", "former", "retired", "part", "single", "new"}
 
 _NEGATION = re.compile(
     r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|stopped|quit|left|"
@@ -116,14 +130,19 @@ def _article_led(raw: str) -> bool:
 # connective, "b" is bounded by the pattern, "e" is an employer riding on a job, "q"
 # qualifies the attribute (medication per treated condition: several drugs for
 # different conditions hold at once).
+_JOB_END = (r"\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|when|recently|now|too|again|"
+            r"these\s+days|full[- ]time|part[- ]time)\b)")
 _SCHOOL_NOUNS = (r"(?:school|elementary|primary|middle|high|college|university|academy|kindergarten|"
                  r"preschool|nursery|institute|polytechnic|gymnasium|lyceum)")
-_AUX = r"(?:(?:is|am|are|was|has\s+been|have\s+been|had\s+been|'s|'re|'m)\s+)?"
+_AUX = r"(?:(?:is|am|are|was|has\s+been|have\s+been|had\s+been|has|have|had|'s|'re|'m)\s+)?"
 _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("job", r"(?:works?|worked|working|employed)\s+as\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
             r"when|recently|now|too|again|these\s+days|full[- ]time|part[- ]time)\b))", False),
     ("job", r"(?:job|role|profession|occupation|position|title)\s+(?:is|as)\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("job", r"joined\s+(?P<e>[A-Z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)\s+as\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("job", r"(?:got\s+|was\s+|been\s+)?promoted\s+to\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
+            rf"(?:\s+(?:at|for|with)\s+(?P<e>.+)|{_JOB_END})", False),
     ("job", r"(?:became|become|becoming|retrained\s+as|trained\s+as|qualified\s+as|"
             r"(?:(?:is|am|are|'s|'m)\s+)?now)\s+(?:an?\s+)(?P<v>[\w-]+(?:\s+[\w-]+)??)"
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
@@ -132,14 +151,17 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending)\s+"
                rf"(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+{_SCHOOL_NOUNS}\b.*)", True),
     ("employer", r"(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
+    ("employer", r"(?:took|accepted|landed|got|started|signed)\s+(?:a|an|the)\s+(?:new\s+)?(?:full[- ]time\s+|part[- ]time\s+)?"
+                 r"(?:job|position|role|post|offer|contract)\s+(?:at|with|from)\s+(?P<v>.+)", True),
     # Not "joined X": clubs, teams and gyms are joined too.
     ("employer", r"(?:(?:got\s+|was\s+|been\s+)?hired\s+(?:by|at)|started\s+(?:a\s+(?:new\s+)?job\s+)?at)\s+(?P<v>.+)", True),
     # "settled in/on X" is left out on purpose: it mostly names an area ("settled in
     # NorCal"), and replacing a city with its region would lose the answer.
-    ("location", r"(?:lives?|living|reside|resides|residing|based)\s+(?:now\s+)?(?:in|at|near|out\s+of)\s+(?P<v>.+)",
+    ("location", r"(?:lives?|lived|living|reside|resides|residing|based)\s+(?:now\s+)?(?:in|at|near|out\s+of)\s+(?P<v>.+)",
      True),
     ("location", r"(?:moved|moving|relocated|relocating|move)\s+(?:back\s+)?(?:to|into)\s+(?P<v>.+)", True),
     ("location", r"home\s+is\s+(?:in\s+)?(?P<v>.+)", True),
+    ("location", r"(?:calls?|calling)\s+(?P<v>.+?)\s+home\b", True),
     ("hometown", r"(?:born\s+in|grew\s+up\s+in|(?:is|am|are|comes?)\s+(?:originally\s+)?from)\s+(?P<v>.+)", True),
     # "eats a gluten-free and dairy-free diet": the whole phrase is the value, so a
     # change that extends the old diet is not read as the same value.
@@ -187,6 +209,7 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:switched|switching|changed|changing|moved|moving|went|upgraded|downgraded|transferred|"
     r"converted|relocated|traded|swapped)\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
     r"\b(?:replaced|replacing|substituted)\s+(?P<old>.+?)\s+(?:with|by)\s+\S",
+    r"\b(?:upgraded|downgraded|changed|switched|converted)\s+(?P<old>.+?)\s+(?:to|into)\s+\S",
     r"\S\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>.+)",
     r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|left|"
     r"broke\s+up\s+with|divorced|moved\s+out\s+of|moved\s+away\s+from)\s+(?P<old>.+)",
@@ -221,8 +244,21 @@ class Reading:
     verb: str = ""
 
 
+# Spellings of one relation (general English): "mum" and "mother" are one person.
+_KIN_SAME = {"mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father",
+             "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nan": "grandmother",
+             "grandpa": "grandfather", "granddad": "grandfather", "hubby": "husband", "neighbour": "neighbor",
+             "flatmate": "roommate", "housemate": "roommate", "fiancee": "fiance", "kid": "child"}
+
+
 def split_subject(text: str) -> tuple[str, str]:
-    """(subject, rest of the fact). ``user`` when the fact names nobody else."""
+    """(subject, rest of the fact). ``user`` when the fact names nobody else; relation spellings unified."""
+    subject, rest = _split_subject(text)
+    parts = [">".join(_KIN_SAME.get(w, w) for w in part.split(">")) for part in subject.split(":", 1)]
+    return ":".join(parts), rest
+
+
+def _split_subject(text: str) -> tuple[str, str]:
     t = text.strip()
     m = re.match(r"^(?:the\s+)?user(?:'s)?\s+", t, re.IGNORECASE)
     if m:
@@ -263,13 +299,18 @@ def split_subject(text: str) -> tuple[str, str]:
                 return f"{sub}:{n.group('name').lower()}", rest[n.end():]
             return sub, rest
         # "Priya moved ...": a name followed by a lower-case verb, not "Works at Acme".
+        after = _strip_adverbs(t[m.end("name"):])
+        nxt = after.split()[0] if after.split() else ""
         if nxt[:1].islower() and nxt.lower() not in _STOP - {"is", "has", "was", "had"}:
             return name, t[m.end("name"):].strip()
     return "user", t
 
 
 def _strip_adverbs(rest: str) -> str:
-    return re.sub(rf"^(?:{_ADVERBS}\s+)+", "", rest.strip(), flags=re.IGNORECASE)
+    """Drop leading adverbs, also after an auxiliary ("is now based in" -> "is based in")."""
+    out = re.sub(rf"^(?:{_ADVERBS}\s+)+", "", rest.strip(), flags=re.IGNORECASE)
+    return re.sub(rf"^((?:is|am|are|was|were|has|have|had|'s|'m|'re)\s+)(?:{_ADVERBS}\s+)+", r"\1", out,
+                  flags=re.IGNORECASE)
 
 
 _VEHICLES = {"car", "truck", "pickup", "van", "minivan", "suv", "motorcycle", "motorbike", "scooter", "moped",
@@ -313,8 +354,8 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
         value = _normalise_value(raw, cut=not groups.get("b"))
         if not value:
             continue
-        if attribute == "job" and value.split()[-1] in _NOT_JOBS:
-            continue
+        if attribute == "job" and (value.split()[-1] in _NOT_JOBS or value.split()[0] == "volunteer"):
+            continue  # "became a grandmother", "is a volunteer firefighter at X": not a job change
         if attribute == "vehicle":
             # "drives the kids to school" is a routine, not a car.
             value = re.split(r"\s+(?:to|from|into|around|through|every|each)\b", value)[0]
@@ -327,6 +368,11 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
         if employer and (_proper(employer) or _article_led(employer)):
             out["employer"] = _normalise_value(employer)
         return out
+    m = _ROLE.match(pred)
+    if m:
+        words = _normalise_value(m.group("v")).split()
+        if words and words[-1] not in _NOT_JOBS and words[0] not in _NOT_ROLE_ADJ:
+            return {"role": " ".join(words)}
     return {}
 
 
