@@ -243,3 +243,26 @@ def test_wider_set_of_changes(before, after):
 def test_wider_set_of_facts_that_both_stay_true(first, second):
     stored, _ = _replay(first, "likes long walks", second)
     assert first in stored and second in stored, stored
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("takes sertraline for anxiety", "stopped taking sertraline"),
+        ("is a senior software engineer", "is a product manager now"),
+        ("works in marketing", "works in sales these days"),
+        ("next holiday is in Crete", "next holiday is in Madeira"),
+        ("daughter goes to Elm Park Primary School", "daughter transferred to St Anne's School"),
+        ("is a first-year student at Leeds", "is now a student at York"),
+        ("drives a Ford Fiesta", "the Fiesta was replaced by a Toyota Yaris"),
+    ],
+)
+def test_changes_with_stems_roles_schools_and_plans(before, after):
+    stored, _ = _replay(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored
+
+
+def test_works_in_a_place_is_not_a_job():
+    assert parse_slot("works in Lisbon") is None
+    stored, _ = _replay("works in marketing", "works in Lisbon")
+    assert stored == ["works in Lisbon", "works in marketing"]

@@ -82,7 +82,8 @@ _NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad
 # "is a nurse": a plain copula with an indefinite noun is most often an occupation, but
 # not always ("is a runner"), so it is only ever *replaced* by an explicit job statement
 # ("became a paramedic", "works as a paramedic"), never replaces anything itself.
-_ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s*$", re.IGNORECASE)
+_ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+){0,2}?)"
+                   r"(?P<now>\s+(?:now|these\s+days|nowadays))?\s*$", re.IGNORECASE)
 # Evaluative or habitual adjectives that make "is a X" a trait, not a job ("is a keen climber").
 _NOT_ROLE_ADJ = {"big", "huge", "keen", "avid", "great", "good", "bad", "early", "night", "morning", "proud",
                  "happy", "lifelong", "die", "serious", "casual", "amateur", "passionate", "regular", "total",
@@ -140,6 +141,11 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
             r"when|recently|now|too|again|these\s+days|full[- ]time|part[- ]time)\b))", False),
     ("job", r"(?:job|role|profession|occupation|position|title)\s+(?:is|as)\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("job", r"(?:works?|worked|working)\s+in\s+(?P<v>(?-i:[a-z])[\w -]*?)"
+            rf"(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:makes?\s+a\s+living|earns?\s+a\s+living|has\s+a\s+career|career\s+is)\s+(?:as|in)\s+(?:an?\s+)?"
+            rf"(?P<v>[\w' -]+?)(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:is|am|are|'m|'s)\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:profession|trade)\b", False),
     ("job", r"joined\s+(?P<e>[A-Z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)\s+as\s+(?:an?\s+)?(?P<v>.+)", False),
     ("job", r"(?:got\s+|was\s+|been\s+)?promoted\s+to\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
             rf"(?:\s+(?:at|for|with)\s+(?P<e>.+)|{_JOB_END})", False),
@@ -147,8 +153,14 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
             r"(?:(?:is|am|are|'s|'m)\s+)?now)\s+(?:an?\s+)(?P<v>[\w-]+(?:\s+[\w-]+)??)"
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
             r"when|recently|now|too|again)\b))", False),
+    ("school", r"(?:is|am|are|'m|'s)\s+(?:now\s+)?(?:an?\s+)?(?:[\w-]+\s+)?(?:freshman|sophomore|junior|senior|"
+               r"first[- ]year|second[- ]year|third[- ]year|final[- ]year|student|pupil|undergrad|undergraduate|"
+               r"postgrad|postgraduate)\s+(?:at|in)\s+(?P<v>.+)", True),
+    ("school", rf"(?:is|am|are|'m|'s)\s+(?:now\s+)?at\s+(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+"
+               rf"{_SCHOOL_NOUNS}\b.*)", True),
     ("job", r"(?:is|am|are|'m|'s)\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)??)\s+(?:at|for)\s+(?P<e>.+)", False),
-    ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending)\s+"
+    ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending|"
+               rf"transferred\s+to|transfers\s+to|moved\s+to|switched\s+to|changed\s+to)\s+"
                rf"(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+{_SCHOOL_NOUNS}\b.*)", True),
     ("employer", r"(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
     ("employer", r"(?:took|accepted|landed|got|started|signed)\s+(?:a|an|the)\s+(?:new\s+)?(?:full[- ]time\s+|part[- ]time\s+)?"
@@ -186,8 +198,8 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
      False),
     ("insurance", r"(?:has\s+)?(?:health\s+)?insurance\s+(?:is\s+)?(?:through|with|from)\s+(?P<v>.+)", False),
     # "usual / main / favourite <noun> is X": the qualifier makes it one value at a time.
-    ("fav", r"(?:usual|main|favou?rite|go-to|preferred|primary|current)\s+(?P<q>[\w-]+(?:\s+[\w-]+)?)\s+"
-            r"(?:is|are)\s+(?P<v>.+)", False),
+    ("fav", r"(?:usual|main|favou?rite|go-to|preferred|primary|current|next|upcoming)\s+(?P<q>[\w-]+(?:\s+[\w-]+)?)\s+"
+            r"(?:is|are)\s+(?:(?:to|in|at)\s+)?(?P<v>.+)", False),
 )
 _SLOTS = tuple(
     (attr, re.compile(rf"^{_AUX}{pat}", re.IGNORECASE), proper) for attr, pat, proper in _SLOT_PATTERNS
@@ -209,9 +221,11 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:switched|switching|changed|changing|moved|moving|went|upgraded|downgraded|transferred|"
     r"converted|relocated|traded|swapped)\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
     r"\b(?:replaced|replacing|substituted)\s+(?P<old>.+?)\s+(?:with|by)\s+\S",
+    r"^(?P<old>.+?)\s+(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:replaced|swapped|traded)\s+(?:by|with|for)\s+\S",
     r"\b(?:upgraded|downgraded|changed|switched|converted)\s+(?P<old>.+?)\s+(?:to|into)\s+\S",
     r"\S\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>.+)",
-    r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|left|"
+    r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|left|outgrew|outgrown|"
+    r"moved\s+on\s+from|done\s+with|retired\s+from|stepped\s+down\s+(?:as|from)|cancell?ed|called\s+off|"
     r"broke\s+up\s+with|divorced|moved\s+out\s+of|moved\s+away\s+from)\s+(?P<old>.+)",
     r"\b(?:not|doesn't|don't|isn't|aren't)\s+(?P<old>.+?)\s+(?:anymore|any\s+more)\b",
 ))
@@ -219,16 +233,25 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+def _stem(tok: str) -> str:
+    """A crude suffix stripper: "takes", "taking", "take" -> "tak"; "works" -> "work"."""
+    if tok.isdigit() or len(tok) <= 3:
+        return tok
+    for suffix in ("ing", "ed", "es", "s"):
+        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3 and not tok.endswith("ss"):
+            tok = tok[: -len(suffix)]
+            break
+    return tok[:-1] if tok.endswith("e") and len(tok) > 3 else tok
+
+
 def stems(text: str) -> list[str]:
-    """Lower-case content words with a crude plural / 3rd-person "s" removed ("works" -> "work")."""
+    """Lower-case content words, crudely stemmed ("works" -> "work", "taking" -> "tak")."""
     out = []
     for tok in _TOKEN.findall(text.lower().replace("-", " ")):
         tok = tok.removesuffix("'s")
         if tok in _STOP:
             continue
-        if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
-            tok = tok[:-1]
-        out.append(tok)
+        out.append(_stem(tok))
     return out
 
 
@@ -372,7 +395,8 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
     if m:
         words = _normalise_value(m.group("v")).split()
         if words and words[-1] not in _NOT_JOBS and words[0] not in _NOT_ROLE_ADJ:
-            return {"role": " ".join(words)}
+            # "is a paramedic now": the change marker makes it an explicit job change.
+            return {"job" if m.group("now") else "role": " ".join(words)}
     return {}
 
 
