@@ -266,3 +266,11 @@ def test_works_in_a_place_is_not_a_job():
     assert parse_slot("works in Lisbon") is None
     stored, _ = _replay("works in marketing", "works in Lisbon")
     assert stored == ["works in Lisbon", "works in marketing"]
+
+
+def test_note_style_key_value_facts():
+    stored, _ = _replay("job: nurse", "job: paramedic")
+    assert stored == ["job: paramedic"]
+    stored, _ = _replay("allergies: peanuts", "allergies: kiwi")  # a plural key lists several values
+    assert stored == ["allergies: kiwi", "allergies: peanuts"]
+    assert read("I’m a nurse").slots == {"role": "nurse"}  # curly apostrophes read like straight ones
