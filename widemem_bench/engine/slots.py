@@ -90,10 +90,6 @@ _NOT_ROLE_ADJ = {"big", "huge", "keen", "avid", "great", "good", "bad", "early",
                  "real", "light", "heavy", "picky", "fussy", "social", "first", "massive", "little",
                  "bit", "natural", "true", "devoted", "loyal", "former", "retired", "part", "single", "new"}
 
-# Notes written as "job: nurse" / "car - Honda Civic": one value per singular key
-# (a plural key, "allergies: ...", lists several and is left alone).
-_KEY_VALUE = re.compile(r"^(?P<k>[A-Za-z][\w']*(?:\s+[\w']+){0,2}?)\s*(?::|\s-\s|\s–\s)\s*(?P<v>\S.*)$")
-
 _NEGATION = re.compile(
     r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|stopped|quit|left|"
     r"used to|anymore|any more|no more|gave up|sold|ex|former|formerly)\b",
@@ -395,9 +391,6 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
         if employer and (_proper(employer) or _article_led(employer)):
             out["employer"] = _normalise_value(employer)
         return out
-    m = _KEY_VALUE.match(pred)
-    if m and not m.group("k").lower().endswith("s"):
-        return {f"note:{_normalise_value(m.group('k'))}": _normalise_value(m.group("v"))}
     m = _ROLE.match(pred)
     if m:
         words = _normalise_value(m.group("v")).split()
