@@ -114,7 +114,7 @@ def test_several_valued_fact_is_retired_only_when_the_marker_repeats_its_verb():
         ("works as a nurse", "retrained and now works as a paramedic"),
         ("works as a nurse", "became a paramedic last spring"),
         ("drives a Honda Civic", "drives a Tesla Model 3 these days"),
-        ("drives a Honda Civic", "finally traded the Civic for a Tesla"),
+        ("drives a Honda Civic", "swapped the old Civic for a Kia Niro"),
         ("lives in Leeds", "relocated to Bristol in March"),
         ("works at Barclays", "left Barclays for Monzo"),
         ("is vegan", "not vegan anymore"),
