@@ -91,7 +91,7 @@ def test_another_subject_never_updates_the_user_and_vice_versa():
 
 def test_never_across_attributes():
     stored, _ = _replay("was born in Dublin", "drives a Honda Civic", "works as a nurse at St Vincent's",
-                        "left Dublin for Galway")
+                        "left Dublin for Wexford")
     assert "was born in Dublin" in stored  # a hometown is never retired
     stored, _ = _replay("usually drives the kids to school", "drives a Honda Civic", "drives a Tesla now")
     assert "usually drives the kids to school" in stored
@@ -110,9 +110,9 @@ def test_several_valued_fact_is_retired_only_when_the_marker_repeats_its_verb():
 @pytest.mark.parametrize(
     "before, after",
     [
-        ("works as a nurse at the county hospital", "works as a paramedic now"),
-        ("works as a nurse", "retrained and now works as a paramedic"),
-        ("works as a nurse", "became a paramedic last spring"),
+        ("works as a nurse at the county hospital", "works as a firefighter now"),
+        ("works as a nurse", "retrained and now works as a firefighter"),
+        ("works as a nurse", "became a firefighter last spring"),
         ("drives a Honda Civic", "drives a Tesla Model 3 these days"),
         ("drives a Honda Civic", "swapped the old Civic for a Kia Niro"),
         ("lives in Leeds", "relocated to Bristol in March"),
@@ -173,22 +173,22 @@ UPDATES = [
     ('lives in Leeds', 'has recently moved to Glasgow'),
     ('lives in Leeds', 'currently lives in Cork'),
     ('Keiko lives in Osaka', 'Keiko relocated to Sapporo over the summer'),
-    ('Keiko lives in Osaka', 'Keiko now calls Kyoto home'),
+    ('Keiko lives in Osaka', 'Keiko now calls Nara home'),
     ('Olu is based in Lagos', 'Olu moved from Lagos to Abuja'),
     ('works at Deloitte', 'took a job at KPMG'),
-    ('works at Deloitte', 'accepted an offer from PwC'),
+    ('works at Deloitte', 'landed a position with PwC'),
     ('works at Deloitte', 'joined EY as a senior auditor'),
-    ('Ines works for Zara', 'Ines now works for Mango'),
+    ('Ines works for Zara', 'Ines now works for Desigual'),
     ('Ines works for Zara', 'Ines quit Zara'),
-    ('is a nurse', 'became a paramedic'),
+    ('is a nurse', 'became a firefighter'),
     ('is a nurse', 'is now a midwife'),
     ('works as a junior developer', 'got promoted to tech lead'),
-    ("Rafael's wife is a pharmacist", "Rafael's wife now works as a school teacher"),
-    ("Rafael's wife works as a pharmacist", "Rafael's wife is now a dentist"),
+    ("Bruno's wife is a pharmacist", "Bruno's wife now works as a school teacher"),
+    ("Bruno's wife works as a pharmacist", "Bruno's wife is now a dentist"),
     ('drives a Honda Civic', 'traded in the Civic for a Kia EV6'),
     ('drives a Honda Civic', 'upgraded the Civic to a Tesla'),
     ('drives a Ford Focus', 'sold the Focus and bought a Mini'),
-    ('Keiko drives a Prius', 'Keiko drives a Nissan Leaf now'),
+    ('Keiko drives a Prius', 'Keiko drives a Renault Zoe now'),
     ('son goes to Maple Leaf Elementary', 'son switched from Maple Leaf Elementary to Brookside Academy'),
     ('daughter studies at Leeds University', 'daughter transferred from Leeds University to Durham University'),
     ('is studying at Trinity College', 'is now enrolled at UCD'),
@@ -200,7 +200,7 @@ UPDATES = [
     ('is 29 years old', 'just turned 30'),
     ('usually drinks black coffee', 'drinks green tea instead of black coffee now'),
     ("Olu's brother lives in Accra", "Olu's brother moved to Kumasi"),
-    ('mother lives in Galway', 'mum moved to Sligo'),
+    ('mother lives in Wexford', 'mum moved to Sligo'),
     ('works at the bakery on Main Street', 'left the bakery for a job at Tesco'),
     ('is a teacher at Hill Primary', 'is now a headteacher at Oak Primary'),
 ]
@@ -215,7 +215,7 @@ COEXIST = [
     ('lives in Leeds', 'Keiko lives in York'),
     ('sister lives in Bath', 'brother lives in Bristol'),
     ('is a runner', 'became a volunteer firefighter'),
-    ('is a keen climber', 'became a paramedic'),
+    ('is a keen climber', 'became a firefighter'),
     ('was born in Dublin', 'moved from Dublin to Cork'),
     ('drives the kids to school', 'drives a Tesla now'),
     ('is allergic to penicillin', 'switched from penicillin to doxycycline'),

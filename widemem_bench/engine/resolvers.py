@@ -124,7 +124,7 @@ class RuleResolver:
                 continue
             shared = new.slots.keys() & old.slots.keys()
             if "job" in new.slots and "role" in old.slots and not values_agree(new.slots["job"], old.slots["role"]):
-                return Action("UPDATE", i, memory.id)  # "is a nurse" -> "became a paramedic"
+                return Action("UPDATE", i, memory.id)  # "is a nurse" -> "became a firefighter"
             if shared == {"role"} and new.slots["role"] != old.slots["role"]:
                 continue  # "is a nurse", "is a runner": both may hold
             if shared:

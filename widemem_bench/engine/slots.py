@@ -81,7 +81,7 @@ _NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad
 
 # "is a nurse": a plain copula with an indefinite noun is most often an occupation, but
 # not always ("is a runner"), so it is only ever *replaced* by an explicit job statement
-# ("became a paramedic", "works as a paramedic"), never replaces anything itself.
+# ("became a firefighter", "works as a firefighter"), never replaces anything itself.
 _ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+){0,2}?)"
                    r"(?P<now>\s+(?:now|these\s+days|nowadays))?\s*$", re.IGNORECASE)
 # Evaluative or habitual adjectives that make "is a X" a trait, not a job ("is a keen climber").
@@ -344,7 +344,7 @@ def read_slots(subject: str, rest: str) -> dict[str, str]:
     """The single-valued slots a predicate states (empty when negated or none applies).
 
     When the whole predicate states none, each later "and"-clause is tried
-    ("retrained and now works as a paramedic").
+    ("retrained and now works as a firefighter").
     """
     text = " ".join(rest.split()).rstrip(".!?")
     out = _read_clause(subject, text)
@@ -395,7 +395,7 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
     if m:
         words = _normalise_value(m.group("v")).split()
         if words and words[-1] not in _NOT_JOBS and words[0] not in _NOT_ROLE_ADJ:
-            # "is a paramedic now": the change marker makes it an explicit job change.
+            # "is a firefighter now": the change marker makes it an explicit job change.
             return {"job" if m.group("now") else "role": " ".join(words)}
     return {}
 
