@@ -8,7 +8,8 @@ never calls a resolver when no fact has a candidate, and it drops exact
 duplicates (same content hash) itself, whatever the resolver says.
 
 - ``append``: always ADD (no resolution at all).
-- ``rule``: deterministic slot matching (see :func:`parse_slot`).
+- ``rule``: deterministic reading of subject, single-valued slots and explicit
+  change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
 - ``oracle``: uses the gold ``slot`` given to ``add_fact``; an upper bound for
   what a resolver can do with the same candidates.
 - ``llm``: one batched call to an OpenAI-compatible endpoint, as widemem does.
@@ -17,13 +18,14 @@ duplicates (same content hash) itself, whatever the resolver says.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .extractors import Fact
 from .llm import ChatClient, LLMError, LLMReplyError
+from .slots import Reading, mentions, values_agree
+from .slots import read as read_fact
 from .store import Memory, content_hash
 
 log = logging.getLogger(__name__)
@@ -57,119 +59,45 @@ class AppendResolver:
 
 
 # ---------------------------------------------------------------- rule resolver
-_RELATIONS = (
-    "sister", "brother", "mother", "mom", "mum", "father", "dad", "wife", "husband",
-    "partner", "girlfriend", "boyfriend", "son", "daughter", "friend", "best friend",
-    "boss", "manager", "roommate", "cousin", "aunt", "uncle", "grandmother", "grandfather",
-    "grandma", "grandpa", "neighbor", "neighbour", "dog", "cat", "pet", "kid", "child",
-)
-_SUBJECT_RE = re.compile(
-    r"^(?:the\s+user'?s?\s+|user'?s\s+|my\s+|our\s+)?(?P<rel>" + "|".join(
-        sorted((re.escape(r) for r in _RELATIONS), key=len, reverse=True)
-    ) + r")\b",
-    re.IGNORECASE,
-)
-_NEGATION = re.compile(
-    r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|stopped|quit|left|"
-    r"used to|anymore)\b",
-    re.IGNORECASE,
-)
-# Order matters: "work as" (job) before "work at" (employer).
-_ATTRIBUTES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (attr, re.compile(pattern, re.IGNORECASE))
-    for attr, pattern in (
-        ("job", r"\b(?:work|works|working|employed)\s+as\s+(?:an?\s+)?(?P<v>.+)"),
-        ("job", r"\b(?:job|role|profession|occupation)\s+is\s+(?:an?\s+)?(?P<v>.+)"),
-        ("employer", r"\b(?:work|works|working|employed|job)\s+(?:at|for|by|with)\s+(?P<v>.+)"),
-        ("employer", r"\b(?:joined|hired by|started (?:a job )?at)\s+(?P<v>.+)"),
-        # "settled in/on X" is left out on purpose: it mostly names an area ("settled
-        # in NorCal"), and replacing a city with its region would lose the answer.
-        ("location", r"\b(?:live|lives|living|reside|resides|residing|based)\s+"
-                     r"(?:now\s+)?(?:in|at|near)\s+(?P<v>.+)"),
-        ("location", r"\b(?:moved|moving|relocated|relocating|move)\s+(?:back\s+)?(?:to|into)\s+(?P<v>.+)"),
-        ("location", r"\bhome\s+is\s+(?:in\s+)?(?P<v>.+)"),
-        ("hometown", r"\b(?:born in|grew up in|(?:is|am|are|come|comes) from)\s+(?P<v>.+)"),
-        # "eats a gluten-free and dairy-free diet": the whole phrase is the value, so a
-        # change that extends the old diet is not read as the same value.
-        ("diet", r"\beats?\s+(?:an?\s+)?(?P<b>[\w -]+?)\s+(?:diet|food)\b"),
-        ("diet", r"\b(?P<v>vegetarian|vegan|pescatarian|keto|paleo|gluten[- ]free|carnivore|"
-                 r"omnivore|omnivorous|low[- ]carb|halal|kosher)\b"),
-        ("diet", r"\bdiet\s+is\s+(?:an?\s+)?(?P<v>.+)"),
-        ("partner", r"\b(?:married to|dating|engaged to|partner is|wife is|husband is|"
-                    r"girlfriend is|boyfriend is)\s+(?P<v>.+)"),
-        ("name", r"\b(?:name is|named|called)\s+(?P<v>.+)"),
-        ("age", r"\b(?P<v>\d{1,3})\s+years?\s+old\b"),
-        ("drink", r"\b(?:usually\s+|mostly\s+)?drinks\s+(?P<v>.+)"),
-        ("drink", r"\b(?:usual|go-to|favou?rite|morning)\s+drink\s+is\s+(?P<v>.+)"),
-        ("exercise", r"\b(?:main\s+)?(?:workout|exercise|sport)\s+is\s+(?P<v>.+)"),
-        # "takes metformin for type 2 diabetes": one slot per condition, since several
-        # drugs for different conditions are all true at once.
-        ("medication", r"\b(?:takes|taking|take|on)\s+(?P<v>[\w-]+)\s+for\s+(?P<q>[\w' -]+)"),
-        ("doctor", r"\b(?:doctor|physician|gp)\s+is\s+(?P<b>(?:dr\.?\s+)?[\w'-]+)"),
-        ("bank", r"\b(?:bank\s+account|checking\s+account|banks)\s+(?:is\s+)?(?:with|at)\s+(?P<v>.+)"),
-        ("insurance", r"\b(?:health\s+)?insurance\s+(?:is\s+)?(?:through|with|from)\s+(?P<v>.+)"),
-    )
-)
-_VALUE_CUT = re.compile(
-    r"\s+(?:and|but|because|since|now|last|this|next|as|for|with|after|before|when|while|"
-    r"recently|again|too|already)\b|[,;:.!?(]"
-)
-
-
-def _normalise_value(raw: str, cut: bool = True) -> str:
-    # Values the pattern itself bounds (group "b") keep their connectives and dots.
-    value = _VALUE_CUT.split(raw.strip(), maxsplit=1)[0] if cut else raw.strip()
-    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().lower())
-    return " ".join(value.replace("-", " ").split())
-
-
 def parse_slot(content: str) -> tuple[str, str, str] | None:
-    """(subject, attribute, value) of a fact, or None when no pattern applies.
+    """(subject, attribute, value) of a fact's first single-valued slot, or None.
 
-    Subject is ``user`` unless the fact starts with a relation word
-    ("sister lives in Denver" -> subject ``sister``). Attributes: job, employer,
-    location, hometown, diet, partner, name, age, drink, exercise, doctor, bank,
-    insurance, and ``medication:<condition>`` (one slot per treated condition).
-
-    Limits: English only; one attribute per fact (the first pattern that
-    matches); negated or past-tense facts ("no longer vegan", "left Acme",
-    "used to live in Rome") are not parsed, because the new value is unknown,
-    so they are ADDed; named relations ("Anna lives in Denver") have subject
-    ``user``'s pattern only if a relation word is present; values are cut at
-    the first connective, so "moved to New York City last week" gives
-    ``new york city``; "settled in X" is not read (it usually names an area, see
-    the pattern); allergies and conditions are never slots (several hold at once),
-    so a cured allergy is never retired.
+    See :mod:`.slots` for how a fact is read. None when the fact is negated
+    ("no longer vegan"), states only attributes that hold several values at
+    once ("allergic to peanuts", "has a dog named Rex"), or no pattern applies.
     """
-    text = " ".join(content.split())
-    if not text or _NEGATION.search(text):
+    reading = read_fact(content)
+    if not reading.slots or reading.subject == "?":
         return None
-    subject = "user"
-    rest = text
-    m = _SUBJECT_RE.match(text)
-    if m:
-        subject = m.group("rel").lower()
-        rest = text[m.end():]
-    for attribute, pattern in _ATTRIBUTES:
-        hit = pattern.search(rest)
-        if hit:
-            groups = hit.groupdict()
-            bounded = groups.get("b")
-            value = _normalise_value(bounded, cut=False) if bounded else _normalise_value(groups["v"])
-            if value:
-                qualifier = hit.groupdict().get("q")
-                if qualifier:
-                    attribute = f"{attribute}:{_normalise_value(qualifier)}"
-                return subject, attribute, value
-    return None
+    attribute, value = next(iter(reading.slots.items()))
+    return reading.subject, attribute, value
+
+
+# Attributes that never change for a person: a fact naming an old value never retires them.
+_PERMANENT = frozenset({"hometown"})
 
 
 class RuleResolver:
-    """Deterministic: same subject + attribute with another value -> UPDATE the old memory.
+    """Deterministic, and keeps a fact whenever it is not sure the fact became false.
 
-    Same subject, attribute and value -> NONE (already known). Facts with no
-    parsed slot, or whose slot no candidate shares, are ADDed. Only the
-    engine's candidates are looked at, so a contradiction outside the
+    Per new fact, candidates are read nearest first (see :mod:`.slots`); the
+    first decisive one wins:
+
+    - another subject (the user vs "my sister" vs "Priya") is never touched;
+    - same single-valued attribute (lives in, works at, job, car, school, the
+      user's own name, ...) with another value -> UPDATE; with the same value
+      -> NONE when the new fact says nothing the old one does not, UPDATE when
+      the new one says strictly more, else ADD;
+    - an explicit change marker naming the old value ("traded the Civic for",
+      "switched from X to", "no longer X", "X instead of Y", "left X for")
+      -> UPDATE a memory that holds that value, unless their attributes
+      disagree, the memory is permanent (hometown), or it states a
+      several-valued fact (allergic, speaks, ...) whose verb the marker does
+      not repeat;
+    - otherwise ADD. Never DELETE: the retired memory is overwritten by the
+      fact that retires it, so the store still says what changed.
+
+    Only the engine's candidates are looked at, so a contradiction outside the
     ``candidate_k`` nearest memories survives (as it does in widemem).
     """
 
@@ -187,15 +115,43 @@ class RuleResolver:
         for memory, _ in cands:
             if (memory.content_hash or content_hash(memory.content)) == chash:
                 return Action("NONE", i, memory.id)
-        slot = parse_slot(fact.content)
-        if slot is None:
+        new = read_fact(fact.content)
+        if new.subject == "?":
             return Action("ADD", i)
         for memory, _ in cands:
-            other = parse_slot(memory.content)
-            if other is None or other[:2] != slot[:2]:
+            old = read_fact(memory.content)
+            if old.subject != new.subject:
                 continue
-            return Action("NONE" if other[2] == slot[2] else "UPDATE", i, memory.id)
+            shared = new.slots.keys() & old.slots.keys()
+            if "job" in new.slots and "role" in old.slots and not values_agree(new.slots["job"], old.slots["role"]):
+                return Action("UPDATE", i, memory.id)  # "is a nurse" -> "became a firefighter"
+            if shared == {"role"} and new.slots["role"] != old.slots["role"]:
+                continue  # "is a nurse", "is a runner": both may hold
+            if shared:
+                if any(not values_agree(new.slots[a], old.slots[a]) for a in shared):
+                    return Action("UPDATE", i, memory.id)
+                if new.words <= old.words:
+                    return Action("NONE", i, memory.id)
+                if old.words <= new.words and old.slots.keys() <= new.slots.keys():
+                    return Action("UPDATE", i, memory.id)  # the same value, said with more
+                continue
+            if _retires(new, old):
+                return Action("UPDATE", i, memory.id)
         return Action("ADD", i)
+
+
+def _retires(new: Reading, old: Reading) -> bool:
+    """Whether ``new`` names ``old``'s value as gone, with nothing saying they are about different things."""
+    if not mentions(old.words, new.old) or _PERMANENT & old.slots.keys():
+        return False
+    if new.slots and old.slots:
+        return bool(new.slots.keys() & old.slots.keys())
+    if old.slots:
+        return True
+    # A several-valued fact ("is allergic to X", "speaks X") is retired only when the
+    # marker repeats its verb ("no longer allergic to X"); possession ("has a X") by
+    # any marker naming X ("sold the X", "no longer has the X").
+    return old.verb in ("has", "is") or old.verb in new.old
 
 
 class OracleResolver:

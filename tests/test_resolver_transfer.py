@@ -1,0 +1,86 @@
+"""resolver_transfer: false-update and survival verdicts on a hand-made timeline, and a tiny run."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from _embedders import make_test_embedder
+from _runcfg import tiny_cfg
+
+from widemem_bench.experiments.resolver_transfer import rate_with_ci, render, replay
+
+T0 = dt.datetime(2025, 1, 1, 12)
+
+
+def _ev(fid: str, day: int, fact: str, attr: str, value: str, *, valid_to: int | None = None,
+        oblique: bool = False, subject: str = "user") -> dict:
+    return {"fact_id": fid, "user_id": "u1", "split": "train", "at": T0 + dt.timedelta(days=day),
+            "fact_stripped": fact, "importance": 7, "subject": subject, "attribute": attr, "value": value,
+            "valid_from": T0 + dt.timedelta(days=day),
+            "valid_to": None if valid_to is None else T0 + dt.timedelta(days=valid_to), "oblique": oblique}
+
+
+def _events() -> pd.DataFrame:
+    return pd.DataFrame([
+        _ev("f0", 0, "has a dog named Rex", "pet", "Rex"),
+        _ev("f1", 1, "lives in Leeds", "city", "Leeds", valid_to=20),
+        _ev("f2", 2, "sister lives in Leeds", "city", "Leeds", subject="sister"),
+        _ev("f3", 5, "adopted a cat named Luna", "pet", "Luna"),
+        _ev("f4", 20, "moved to York", "city", "York"),
+    ])
+
+
+def test_rule_keeps_the_pets_and_retires_the_move():
+    updates, sup, facts = replay(_events(), ["u1"], make_test_embedder(), "rule")
+    assert updates["verdict"].tolist() == ["retired"]
+    assert sup[["fact_id", "kind", "survived"]].values.tolist() == [["f1", "direct", 0.0]]
+    assert facts.loc["u1"] == 5
+
+
+def test_oracle_overwrites_a_coexisting_pet_and_it_counts_as_a_false_update():
+    # The oracle knows (subject, attribute), not that pets coexist: Rex is overwritten by Luna.
+    updates, _, _ = replay(_events(), ["u1"], make_test_embedder(), "oracle")
+    assert "false_update" in updates["verdict"].tolist()
+    append_updates, sup, _ = replay(_events(), ["u1"], make_test_embedder(), "append")
+    assert append_updates.empty and sup["survived"].tolist() == [1.0]
+
+
+def test_rate_with_ci_and_render():
+    v, lo, hi = rate_with_ci([1, 0, 2], [10, 10, 10], ["a", "b", "c"], n_boot=200, seed=0)
+    assert v == pytest.approx(0.1) and 0.0 <= lo <= v <= hi
+    table = pd.DataFrame([
+        {"set": "w", "split": "all", "resolver": "rule", "users": 1, "metric": m, "kind": k, "value": 0.0,
+         "ci_lo": 0.0, "ci_hi": 0.0, "count": 0, "n": 4}
+        for m, k in (("false_update_rate", "all"), ("survival", "direct"), ("survival", "oblique"))
+    ])
+    text = render(table, "hash-test", 5, {"w"})
+    assert "| w † | all | rule | 1 | 4 | 0.0% [0.0%, 0.0%] (0) | 0.0% [0.0%, 0.0%] (0/4)" in text
+
+
+def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
+    from widemem_bench.experiments import RunContext, get_experiment
+
+    cfg = tiny_cfg(tmp_path, 4, {"n_boot": 50, "resolvers": ["append", "rule"]})
+    ctx = RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg)
+    res = get_experiment("resolver_transfer")(cfg, ctx)
+    rule = {(m["metric"], m["kind"]): m["value"] for m in res.metrics if m["setting"] == "rule"}
+    assert rule[("false_update_rate", "all")] == 0.0
+    append = {(m["metric"], m["kind"]): m["value"] for m in res.metrics if m["setting"] == "append"}
+    assert append[("survival", "direct")] == 1.0
+    assert (tmp_path / "run" / "resolver_transfer.md").read_text().startswith("## Resolver transfer")
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"resolvers": ["llm"]}, r"params\.resolvers"),
+    ({"n_boot": 0}, r"params\.n_boot"),
+    ({"sets": [{"name": "no_such_world"}]}, r"params\.sets: unknown data set 'no_such_world'"),
+])
+def test_bad_params_are_named(tmp_path: Path, params: dict, match: str):
+    from widemem_bench.experiments import RunContext, get_experiment
+
+    cfg = tiny_cfg(tmp_path, 2, params)
+    with pytest.raises(ValueError, match=match):
+        get_experiment("resolver_transfer")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))

@@ -1,0 +1,454 @@
+"""Reading one stored fact for the ``rule`` resolver: whose fact, which single-valued slot, what change.
+
+A fact is read into a :class:`Reading`:
+
+- ``subject``: ``user`` (first person, "the user", a stripped fact), a relation
+  word ("sister", "best friend"), a named person ("priya"), a named person's
+  relation ("priya>sister"), or ``?`` for a bare pronoun ("she moved ...") that
+  cannot be resolved. ``?`` never matches anything.
+- ``slots``: the *single-valued* attributes the fact states, as
+  ``{attribute: value}``: where someone lives, works, their job, their car,
+  school, partner, the user's own name, age, and "usual / main / favourite X".
+  One fact can state two (``works as a nurse at Mercy``: job and employer).
+  Attributes that several values hold at once (pets, children, allergies,
+  languages, hobbies, conditions, anything "has / owns / adopted") are never
+  slots: a second one is added next to the first.
+- ``old``: the value a fact says is gone, from explicit change markers of
+  general English: "traded X for Y", "switched from X to Y", "replaced X with
+  Y", "Y instead of X", "left X for Y", "no longer X", "used to X", "quit X".
+
+The patterns are general English (relation words, pronouns, functional verbs
+like "lives in" / "works at" / "drives"), not the wording of the project's
+generators. Limits: English only; one clause per fact; the first matching
+pattern of an attribute wins; a name is the user's only when the fact says so
+("my name is", "I'm called", "call me", "goes by"), never from "named X";
+locations and employers must be proper nouns (capitalised), so "moved to the
+night shift" is not a move.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------- closed classes
+# Relations (general English kinship and social words): the subject of "my sister ...".
+RELATIONS: tuple[str, ...] = (
+    "best friend", "friend", "sister", "brother", "mother", "mom", "mum", "father", "dad",
+    "wife", "husband", "partner", "spouse", "girlfriend", "boyfriend", "fiance", "fiancee",
+    "son", "daughter", "kid", "child", "baby", "stepson", "stepdaughter", "stepmother", "stepfather",
+    "grandmother", "grandfather", "grandma", "grandpa", "granny", "granddad", "grandson", "granddaughter",
+    "hubby",
+    "aunt", "uncle", "niece", "nephew", "cousin", "sibling", "parent", "in-law",
+    "mother-in-law", "father-in-law", "sister-in-law", "brother-in-law",
+    "boss", "manager", "coworker", "colleague", "roommate", "flatmate", "housemate",
+    "neighbor", "neighbour", "landlord", "landlady", "dog", "cat", "pet",
+)
+_REL = "|".join(sorted((re.escape(r) for r in RELATIONS), key=len, reverse=True))
+_PRONOUNS = {"he", "she", "they", "it", "him", "her", "them", "his", "their", "its", "hers", "theirs"}
+# Capitalised words that open a sentence without being a name.
+_NOT_NAMES = {
+    "i", "im", "the", "a", "an", "my", "our", "your", "this", "that", "these", "those", "we", "you",
+    "user", "is", "am", "are", "was", "were", "has", "have", "had", "just", "now", "still", "also",
+    "recently", "finally", "currently", "today", "yesterday", "new", "no", "not", "never", "always",
+    "usually", "after", "before", "since", "when", "then", "so", "and", "but", "or", "oh", "well",
+    "there", "here", "every", "each", "some", "any", "all", "both", "last", "next", "one",
+    *_PRONOUNS,
+}
+_ARTICLES = r"(?:the|a|an|my|our|his|her|their|your)"
+_ADVERBS = (
+    r"(?:now|just|recently|finally|officially|currently|still|also|already|actually|newly|"
+    r"eventually|today|lately|again|really|happily|proudly|then|even)"
+)
+_STOP = {
+    "a", "an", "the", "to", "in", "at", "for", "of", "on", "with", "from", "by", "and", "or", "as",
+    "is", "am", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did",
+    "my", "our", "his", "her", "their", "your", "its", "i", "me", "we", "he", "she", "they", "it",
+    "this", "that", "these", "those", "there", "here", "now", "then", "just", "still", "also", "back",
+    "up", "out", "over", "into", "one", "some", "any", "all", "very", "really", "so", "too", "new", "old",
+    "early", "late",
+}
+_LIGHT_VERBS = {"has", "have", "had", "own", "owns", "owned", "got", "get", "gets", "is", "am", "are",
+                "was", "were", "be", "been", "keep", "keeps", "kept"}
+# Nouns that follow "became a" without naming a job (family and membership roles).
+_NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad", "mother", "father",
+             "grandmother", "grandfather", "grandparent", "aunt", "uncle", "godmother", "godfather",
+             "vegan", "vegetarian", "pescatarian", "widow", "widower", "resident", "homeowner",
+             "volunteer", "guest", "patient", "customer", "client", "student", "visitor", "friend",
+             "owner", "lover", "person", "enthusiast", "buff", "addict", "nerd", "geek", "junkie",
+             "believer", "supporter", "native", "local", "twin", "kid", "child", "baby", "adult", "teenager",
+             "wife", "husband", "partner", "sister", "brother", "son", "daughter", "cousin", "neighbor"}
+
+# "is a nurse": a plain copula with an indefinite noun is most often an occupation, but
+# not always ("is a runner"), so it is only ever *replaced* by an explicit job statement
+# ("became a firefighter", "works as a firefighter"), never replaces anything itself.
+_ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+){0,2}?)"
+                   r"(?P<now>\s+(?:now|these\s+days|nowadays))?\s*$", re.IGNORECASE)
+# Evaluative or habitual adjectives that make "is a X" a trait, not a job ("is a keen climber").
+_NOT_ROLE_ADJ = {"big", "huge", "keen", "avid", "great", "good", "bad", "early", "night", "morning", "proud",
+                 "happy", "lifelong", "die", "serious", "casual", "amateur", "passionate", "regular", "total",
+                 "real", "light", "heavy", "picky", "fussy", "social", "first", "massive", "little",
+                 "bit", "natural", "true", "devoted", "loyal", "former", "retired", "part", "single", "new"}
+
+_NEGATION = re.compile(
+    r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|aren't|wasn't|stopped|quit|left|"
+    r"used to|anymore|any more|no more|gave up|sold|ex|former|formerly)\b",
+    re.IGNORECASE,
+)
+_MONTHS = (r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+           r"december|spring|summer|autumn|fall|winter|\d{4})")
+_VALUE_CUT = re.compile(
+    r"\s+(?:and|but|because|since|now|last|this|next|as|for|with|after|before|when|while|"
+    r"recently|again|too|already|these days|nowadays|from now on|full[- ]time|part[- ]time|"
+    rf"in\s+{_MONTHS}|in\s+(?:early|late|mid)[- ]?{_MONTHS}|on\s+\w+day)\b|[,;:.!?(]",
+    re.IGNORECASE,
+)
+
+
+def _normalise_value(raw: str, cut: bool = True) -> str:
+    # Values the pattern itself bounds (group "b") keep their connectives and dots.
+    value = _VALUE_CUT.split(raw.strip(), maxsplit=1)[0] if cut else raw.strip()
+    value = re.sub(rf"^(?:{_ARTICLES}\s+)+", "", value.strip().lower())
+    return " ".join(value.replace("-", " ").split())
+
+
+def _proper(raw: str) -> bool:
+    """Whether a value opens with a proper noun ("Lisbon", "the Hague"), not "a new team"."""
+    words = raw.strip().split()
+    if words and words[0].lower() == "the":
+        words = words[1:]
+    return bool(words) and words[0][:1].isupper()
+
+
+def _article_led(raw: str) -> bool:
+    """A workplace named by a common noun ("the county hospital", "a small studio")."""
+    return re.match(r"(?:the|a|an)\s+[a-z]", raw.strip(), re.IGNORECASE) is not None
+
+
+# ---------------------------------------------------------------- single-valued slots
+# (attribute, pattern, proper-noun value required). Patterns are anchored at the start
+# of the predicate (after the subject and leading adverbs); "v" is cut at the first
+# connective, "b" is bounded by the pattern, "e" is an employer riding on a job, "q"
+# qualifies the attribute (medication per treated condition: several drugs for
+# different conditions hold at once).
+_JOB_END = (r"\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|when|recently|now|too|again|"
+            r"these\s+days|full[- ]time|part[- ]time)\b)")
+_SCHOOL_NOUNS = (r"(?:school|elementary|primary|middle|high|college|university|academy|kindergarten|"
+                 r"preschool|nursery|institute|polytechnic|gymnasium|lyceum)")
+_AUX = r"(?:(?:is|am|are|was|has\s+been|have\s+been|had\s+been|has|have|had|'s|'re|'m)\s+)?"
+_SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
+    ("job", r"(?:works?|worked|working|employed)\s+as\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
+            r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
+            r"when|recently|now|too|again|these\s+days|full[- ]time|part[- ]time)\b))", False),
+    ("job", r"(?:job|role|profession|occupation|position|title)\s+(?:is|as)\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("job", r"(?:works?|worked|working)\s+in\s+(?P<v>(?-i:[a-z])[\w -]*?)"
+            rf"(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:makes?\s+a\s+living|earns?\s+a\s+living|has\s+a\s+career|career\s+is)\s+(?:as|in)\s+(?:an?\s+)?"
+            rf"(?P<v>[\w' -]+?)(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:is|am|are|'m|'s)\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+by\s+(?:profession|trade)\b", False),
+    ("job", r"joined\s+(?P<e>[A-Z][\w&'.-]*(?:\s+[A-Z][\w&'.-]*)*)\s+as\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("job", r"(?:got\s+|was\s+|been\s+)?promoted\s+to\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
+            rf"(?:\s+(?:at|for|with)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:became|become|becoming|retrained\s+as|trained\s+as|qualified\s+as|"
+            r"(?:(?:is|am|are|'s|'m)\s+)?now)\s+(?:an?\s+)(?P<v>[\w-]+(?:\s+[\w-]+)??)"
+            r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
+            r"when|recently|now|too|again)\b))", False),
+    ("school", r"(?:is|am|are|'m|'s)\s+(?:now\s+)?(?:an?\s+)?(?:[\w-]+\s+)?(?:freshman|sophomore|junior|senior|"
+               r"first[- ]year|second[- ]year|third[- ]year|final[- ]year|student|pupil|undergrad|undergraduate|"
+               r"postgrad|postgraduate)\s+(?:at|in)\s+(?P<v>.+)", True),
+    ("school", rf"(?:is|am|are|'m|'s)\s+(?:now\s+)?at\s+(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+"
+               rf"{_SCHOOL_NOUNS}\b.*)", True),
+    ("job", r"(?:is|am|are|'m|'s)\s+an?\s+(?P<v>[\w-]+(?:\s+[\w-]+)??)\s+(?:at|for)\s+(?P<e>.+)", False),
+    ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending|"
+               rf"transferred\s+to|transfers\s+to|moved\s+to|switched\s+to|changed\s+to)\s+"
+               rf"(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+{_SCHOOL_NOUNS}\b.*)", True),
+    ("employer", r"(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
+    ("employer", r"(?:took|accepted|landed|got|started|signed)\s+(?:a|an|the)\s+(?:new\s+)?(?:full[- ]time\s+|part[- ]time\s+)?"
+                 r"(?:job|position|role|post|offer|contract)\s+(?:at|with|from)\s+(?P<v>.+)", True),
+    # Not "joined X": clubs, teams and gyms are joined too.
+    ("employer", r"(?:(?:got\s+|was\s+|been\s+)?hired\s+(?:by|at)|started\s+(?:a\s+(?:new\s+)?job\s+)?at)\s+(?P<v>.+)", True),
+    # "settled in/on X" is left out on purpose: it mostly names an area ("settled in
+    # NorCal"), and replacing a city with its region would lose the answer.
+    ("location", r"(?:lives?|lived|living|reside|resides|residing|based)\s+(?:now\s+)?(?:in|at|near|out\s+of)\s+(?P<v>.+)",
+     True),
+    ("location", r"(?:moved|moving|relocated|relocating|move)\s+(?:back\s+)?(?:to|into)\s+(?P<v>.+)", True),
+    ("location", r"home\s+is\s+(?:in\s+)?(?P<v>.+)", True),
+    ("location", r"(?:calls?|calling)\s+(?P<v>.+?)\s+home\b", True),
+    ("hometown", r"(?:born\s+in|grew\s+up\s+in|(?:is|am|are|comes?)\s+(?:originally\s+)?from)\s+(?P<v>.+)", True),
+    # "eats a gluten-free and dairy-free diet": the whole phrase is the value, so a
+    # change that extends the old diet is not read as the same value.
+    ("diet", r"eats?\s+(?:an?\s+)?(?:strict\s+)?(?P<b>[\w -]+?)\s+(?:diet|food)\b", False),
+    ("diet", r"(?:(?:is|am|are|'m|went|gone|going|became|eats?|eating|follows?|keeps?|on)\s+)?(?:an?\s+)?"
+             r"(?:strict\s+)?(?P<v>vegetarian|vegan|pescatarian|keto|paleo|gluten[- ]free|carnivore|"
+             r"omnivore|omnivorous|low[- ]carb|halal|kosher)\b", False),
+    ("diet", r"diet\s+is\s+(?:an?\s+)?(?P<v>.+)", False),
+    ("partner", r"(?:married\s+to|dating|engaged\s+to|(?:partner|wife|husband|spouse|girlfriend|boyfriend)"
+                r"(?:'s\s+name)?\s+is)\s+(?P<v>.+)", False),
+    ("vehicle", r"(?:drives|drive|driving)\s+(?:an?|the|his|her|their|my)\s+(?P<v>.+)", False),
+    ("vehicle", r"(?:new\s+)?car\s+is\s+(?:an?\s+)(?P<v>.+)", False),
+    ("school", r"(?:(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+at|attends|attending)\s+(?P<v>.+)", True),
+    ("age", r"(?:turned\s+|turns\s+)?(?P<v>\d{1,3})\s+years?\s+old\b", False),
+    ("age", r"(?:turned|turns|just\s+turned)\s+(?P<v>\d{1,3})\b", False),
+    ("drink", r"(?:usually|mostly|normally|always)\s+drinks?\s+(?P<v>.+)", False),
+    ("drink", r"(?:usual|go-to|favou?rite|morning)\s+drink\s+is\s+(?P<v>.+)", False),
+    ("exercise", r"(?:main\s+)?(?:workout|exercise|sport)\s+is\s+(?P<v>.+)", False),
+    ("medication", r"(?:takes|taking|take|on)\s+(?P<v>[\w-]+)\s+for\s+(?P<q>[\w' -]+)", False),
+    ("doctor", r"(?:doctor|physician|gp)\s+is\s+(?P<b>(?:dr\.?\s+)?[\w'-]+)", False),
+    ("bank", r"(?:has\s+an?\s+)?(?:bank\s+account|checking\s+account|banks)\s+(?:is\s+)?(?:with|at)\s+(?P<v>.+)",
+     False),
+    ("insurance", r"(?:has\s+)?(?:health\s+)?insurance\s+(?:is\s+)?(?:through|with|from)\s+(?P<v>.+)", False),
+    # "usual / main / favourite <noun> is X": the qualifier makes it one value at a time.
+    ("fav", r"(?:usual|main|favou?rite|go-to|preferred|primary|current|next|upcoming)\s+(?P<q>[\w-]+(?:\s+[\w-]+)?)\s+"
+            r"(?:is|are)\s+(?:(?:to|in|at)\s+)?(?P<v>.+)", False),
+)
+_SLOTS = tuple(
+    (attr, re.compile(rf"^{_AUX}{pat}", re.IGNORECASE), proper) for attr, pat, proper in _SLOT_PATTERNS
+)
+# The user's own name, only when the fact says the name is the user's.
+_USER_NAME = re.compile(
+    r"^(?:name\s+is|name's|(?:am|'m)\s+called|call\s+me|(?:goes|go)\s+by|(?:am|'m)\s+(?=[A-Z]\w+$))\s*"
+    r"(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)",
+)
+# Another person's name ("sister's name is Ana", "sister is called Ana"): an identifier,
+# never a value that changes, so two differing ones are two people (both kept).
+_OTHER_NAME = re.compile(r"^(?:name\s+is|is\s+(?:called|named))\s+(?P<v>[A-Z][\w'-]*)")
+
+# ---------------------------------------------------------------- change markers
+# old value named by the fact: "traded X for Y", "switched from X to Y", "Y instead of X".
+_REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r"\b(?:traded|trading|swapped|swapping|exchanged|ditched|dropped|gave\s+up|left|leaving|sold|quit)\s+"
+    r"(?:in\s+)?(?P<old>.+?)\s+(?:for|in\s+favou?r\s+of)\s+\S",
+    r"\b(?:switched|switching|changed|changing|moved|moving|went|upgraded|downgraded|transferred|"
+    r"converted|relocated|traded|swapped)\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
+    r"\b(?:replaced|replacing|substituted)\s+(?P<old>.+?)\s+(?:with|by)\s+\S",
+    r"^(?P<old>.+?)\s+(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:replaced|swapped|traded)\s+(?:by|with|for)\s+\S",
+    r"\b(?:upgraded|downgraded|changed|switched|converted)\s+(?P<old>.+?)\s+(?:to|into)\s+\S",
+    r"\S\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>.+)",
+    r"\b(?:no\s+longer|no\s+more|quit|stopped|gave\s+up|sold|got\s+rid\s+of|left|outgrew|outgrown|"
+    r"moved\s+on\s+from|done\s+with|retired\s+from|stepped\s+down\s+(?:as|from)|cancell?ed|called\s+off|"
+    r"broke\s+up\s+with|divorced|moved\s+out\s+of|moved\s+away\s+from)\s+(?P<old>.+)",
+    r"\b(?:not|doesn't|don't|isn't|aren't)\s+(?P<old>.+?)\s+(?:anymore|any\s+more)\b",
+))
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _stem(tok: str) -> str:
+    """A crude suffix stripper: "takes", "taking", "take" -> "tak"; "works" -> "work"."""
+    if tok.isdigit() or len(tok) <= 3:
+        return tok
+    for suffix in ("ing", "ed", "es", "s"):
+        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3 and not tok.endswith("ss"):
+            tok = tok[: -len(suffix)]
+            break
+    return tok[:-1] if tok.endswith("e") and len(tok) > 3 else tok
+
+
+def stems(text: str) -> list[str]:
+    """Lower-case content words, crudely stemmed ("works" -> "work", "taking" -> "tak")."""
+    out = []
+    for tok in _TOKEN.findall(text.lower().replace("-", " ")):
+        tok = tok.removesuffix("'s")
+        if tok in _STOP:
+            continue
+        out.append(_stem(tok))
+    return out
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the rule resolver reads from one fact (see the module docstring)."""
+
+    subject: str
+    slots: dict[str, str] = field(default_factory=dict)
+    old: tuple[str, ...] = ()
+    light_old: bool = False
+    words: frozenset[str] = frozenset()
+    verb: str = ""
+
+
+# Spellings of one relation (general English): "mum" and "mother" are one person.
+_KIN_SAME = {"mom": "mother", "mum": "mother", "mommy": "mother", "mummy": "mother", "dad": "father",
+             "daddy": "father", "grandma": "grandmother", "granny": "grandmother", "nan": "grandmother",
+             "grandpa": "grandfather", "granddad": "grandfather", "hubby": "husband", "neighbour": "neighbor",
+             "flatmate": "roommate", "housemate": "roommate", "fiancee": "fiance", "kid": "child"}
+
+
+def split_subject(text: str) -> tuple[str, str]:
+    """(subject, rest of the fact). ``user`` when the fact names nobody else; relation spellings unified."""
+    subject, rest = _split_subject(text)
+    parts = [">".join(_KIN_SAME.get(w, w) for w in part.split(">")) for part in subject.split(":", 1)]
+    return ":".join(parts), rest
+
+
+def _split_subject(text: str) -> tuple[str, str]:
+    t = text.strip()
+    m = re.match(r"^(?:the\s+)?user(?:'s)?\s+", t, re.IGNORECASE)
+    if m:
+        rest = t[m.end():]
+        r = re.match(rf"^(?P<rel>{_REL})\b(?:'s)?\s*", rest, re.IGNORECASE)
+        return (r.group("rel").lower(), rest[r.end():]) if r else ("user", rest)
+    m = re.match(r"^(?:I|I'm|I’m|I've|I’ve|I'd|me|we|we're|we've)\b\s*", t)
+    if m:
+        word = m.group(0).strip().lower().replace("’", "'")
+        prefix = {"i'm": "am ", "we're": "are ", "i've": "have ", "we've": "have "}.get(word, "")
+        return "user", prefix + t[m.end():]
+    m = re.match(rf"^(?:(?P<my>my|our)\s+)?(?P<rel>{_REL})\b(?P<poss>'s)?\s*", t, re.IGNORECASE)
+    if m:
+        rel, rest = m.group("rel").lower(), t[m.end():]
+        # "sister Ana lives ..." names which sister.
+        n = re.match(r"^(?P<name>[A-Z][\w'-]+)(?:,)?\s+(?=[a-z])", rest)
+        if n and not m.group("poss") and n.group("name").lower() not in _NOT_NAMES:
+            return f"{rel}:{n.group('name').lower()}", rest[n.end():]
+        return rel, rest
+    m = re.match(r"^(?:my|our)\s+", t, re.IGNORECASE)
+    if m:  # "my car is a Tesla": the user's own thing
+        return "user", t[m.end():]
+    first = re.match(r"^(?P<w>[A-Za-z]+)\b", t)
+    if first and first.group("w").lower() in _PRONOUNS:
+        return "?", t[first.end():].strip()
+    m = re.match(r"^(?P<name>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)(?P<poss>'s|’s|')?\s+(?P<next>\S+)", t)
+    if m and m.group("name").split()[0].lower() not in _NOT_NAMES:
+        name = m.group("name").lower()
+        nxt = m.group("next")
+        if m.group("poss"):
+            rest = t[m.end("poss"):].strip()
+            r = re.match(rf"^(?P<rel>{_REL})\b(?:'s)?\s*", rest, re.IGNORECASE)
+            if not r:
+                return name, rest
+            sub, rest = f"{name}>{r.group('rel').lower()}", rest[r.end():]
+            n = re.match(r"^(?P<name>[A-Z][\w'-]+)(?:,)?\s+(?=[a-z])", rest)
+            if n and n.group("name").lower() not in _NOT_NAMES:
+                return f"{sub}:{n.group('name').lower()}", rest[n.end():]
+            return sub, rest
+        # "Priya moved ...": a name followed by a lower-case verb, not "Works at Acme".
+        after = _strip_adverbs(t[m.end("name"):])
+        nxt = after.split()[0] if after.split() else ""
+        if nxt[:1].islower() and nxt.lower() not in _STOP - {"is", "has", "was", "had"}:
+            return name, t[m.end("name"):].strip()
+    return "user", t
+
+
+def _strip_adverbs(rest: str) -> str:
+    """Drop leading adverbs, also after an auxiliary ("is now based in" -> "is based in")."""
+    out = re.sub(rf"^(?:{_ADVERBS}\s+)+", "", rest.strip(), flags=re.IGNORECASE)
+    return re.sub(rf"^((?:is|am|are|was|were|has|have|had|'s|'m|'re)\s+)(?:{_ADVERBS}\s+)+", r"\1", out,
+                  flags=re.IGNORECASE)
+
+
+_VEHICLES = {"car", "truck", "pickup", "van", "minivan", "suv", "motorcycle", "motorbike", "scooter", "moped",
+             "bike", "ev", "hatchback", "sedan", "convertible", "jeep", "wagon", "hybrid", "coupe", "camper"}
+
+
+def read_slots(subject: str, rest: str) -> dict[str, str]:
+    """The single-valued slots a predicate states (empty when negated or none applies).
+
+    When the whole predicate states none, each later "and"-clause is tried
+    ("retrained and now works as a firefighter").
+    """
+    text = " ".join(rest.split()).rstrip(".!?")
+    out = _read_clause(subject, text)
+    if not out and text and not _NEGATION.search(text):
+        for clause in re.split(r"\s*,?\s+and\s+", text)[1:]:
+            out = _read_clause(subject, clause)
+            if out:
+                break
+    return out
+
+
+def _read_clause(subject: str, text: str) -> dict[str, str]:
+    if not text or _NEGATION.search(text):
+        return {}
+    pred = _strip_adverbs(text)
+    if subject == "user":
+        m = _USER_NAME.match(pred)
+        if m:
+            return {"name": _normalise_value(m.group("v"))}
+    elif _OTHER_NAME.match(pred):
+        return {}
+    for attribute, pattern, proper in _SLOTS:
+        hit = pattern.match(pred) or pattern.match(text)
+        if not hit:
+            continue
+        groups = hit.groupdict()
+        raw = groups.get("b") or groups.get("v") or ""
+        if proper and not (_proper(raw) or (attribute == "employer" and _article_led(raw))):
+            continue
+        value = _normalise_value(raw, cut=not groups.get("b"))
+        if not value:
+            continue
+        if attribute == "job" and (value.split()[-1] in _NOT_JOBS or value.split()[0] == "volunteer"):
+            continue  # "became a grandmother", "is a volunteer firefighter at X": not a job change
+        if attribute == "vehicle":
+            # "drives the kids to school" is a routine, not a car.
+            value = re.split(r"\s+(?:to|from|into|around|through|every|each)\b", value)[0]
+            if not (_proper(raw) or _VEHICLES & set(value.split())):
+                continue
+        if groups.get("q"):
+            attribute = f"{attribute}:{_normalise_value(groups['q'])}"
+        out = {attribute: value}
+        employer = groups.get("e")
+        if employer and (_proper(employer) or _article_led(employer)):
+            out["employer"] = _normalise_value(employer)
+        return out
+    m = _ROLE.match(pred)
+    if m:
+        words = _normalise_value(m.group("v")).split()
+        if words and words[-1] not in _NOT_JOBS and words[0] not in _NOT_ROLE_ADJ:
+            # "is a firefighter now": the change marker makes it an explicit job change.
+            return {"job" if m.group("now") else "role": " ".join(words)}
+    return {}
+
+
+def read_old(text: str) -> tuple[tuple[str, ...], bool]:
+    """(content words of the value the fact says is gone, whether its verb was a light verb)."""
+    for pattern in _REPLACED:
+        m = pattern.search(text)
+        if not m:
+            continue
+        old = _VALUE_CUT.split(m.group("old").strip(), maxsplit=1)[0]
+        words = old.split()
+        light = bool(words) and words[0].lower() in _LIGHT_VERBS
+        toks = tuple(stems(old))
+        if light:
+            toks = tuple(stems(" ".join(words[1:])))
+        if toks:
+            return toks, light
+    return (), False
+
+
+_AUX_LEAD = re.compile(r"^(?:(?:is|am|are|was|were|'s|'m|'re|has\s+been|have\s+been|had\s+been|been)\s+)+"
+                       rf"(?!(?:{_ARTICLES}|\d)\b)", re.IGNORECASE)
+
+
+def main_verb(rest: str) -> str:
+    """The predicate's head word ("is allergic to X" -> "allergic"; "has a dog" -> "has")."""
+    pred = _AUX_LEAD.sub("", _strip_adverbs(rest), count=1)
+    m = re.match(r"[A-Za-z']+", pred)
+    if not m:
+        return ""
+    word = m.group(0).lower()
+    if word in _LIGHT_VERBS:
+        return "has" if word in {"has", "have", "had", "own", "owns", "owned", "got", "get", "gets"} else "is"
+    st = stems(word)
+    return st[0] if st else word
+
+
+def read(content: str) -> Reading:
+    """Subject, single-valued slots, named old value and content words of one fact."""
+    text = " ".join(content.replace("’", "'").replace("‘", "'").split())
+    subject, rest = split_subject(text)
+    old, light = read_old(rest)
+    return Reading(subject, read_slots(subject, rest), old, light, frozenset(stems(text)), main_verb(rest))
+
+
+def values_agree(a: str, b: str) -> bool:
+    """Same value, or one a word-prefix of the other ("new york" / "new york city")."""
+    ta, tb = a.split(), b.split()
+    n = min(len(ta), len(tb))
+    return n > 0 and ta[:n] == tb[:n]
+
+
+def mentions(words: frozenset[str], old: tuple[str, ...]) -> bool:
+    """Whether a memory's content words hold every content word of a named old value."""
+    return bool(old) and all(w in words for w in old)

@@ -1,0 +1,409 @@
+"""`resolver_transfer`: does a resolver keep true facts and retire stale ones outside our generator?
+
+Each user of each set (world A's timelines, split by user split, and world B)
+is replayed through `MemoryEngine` with `add_fact` in time order (gold slots
+attached, read only by the oracle), once per resolver. Two figures per
+(set, split, resolver), each with a 95% cluster-bootstrap interval (users
+resampled):
+
+- false-update rate: UPDATE / DELETE actions that overwrote or removed a memory
+  whose fact was still true at that moment (a coexisting value of a
+  several-valued attribute, another attribute, another person), per ingested
+  fact; a same-value rewording replaced by another is a merge, counted apart;
+- survival: right after the statement that supersedes a fact, is that fact's
+  wording still stored? "direct" = the superseded fact and the superseding
+  statement are both plain (not oblique); "oblique" = either one is.
+
+Survival here reads the store, not a ranked list: it does not depend on the
+search weights, only on what the resolver left behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
+from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.metrics.bootstrap import bootstrap_ci
+from widemem_bench.metrics.registry import METRICS, register
+
+RESOLVERS = ("append", "rule", "oracle")
+RATE_METRIC = "resolver_event_rate"
+
+
+def _rate(hits: Any, den: Any) -> float:
+    d = float(np.sum(den))
+    return float(np.sum(hits)) / d if d > 0 else math.nan
+
+
+def _rate_terms(hits: Any, den: Any) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(hits, dtype=float), np.asarray(den, dtype=float)
+
+
+if RATE_METRIC not in METRICS:
+    register(RATE_METRIC, _rate, direction="lower", inputs=("hits", "den"), ratio=_rate_terms,
+             description="events per opportunity (false updates per fact, survivals per superseded fact)")
+
+
+def rate_with_ci(hits: Any, den: Any, groups: Any, n_boot: int, seed: int) -> tuple[float, float, float]:
+    """(rate, lo, hi): sum(hits) / sum(den) with a cluster bootstrap over ``groups``."""
+    h = np.asarray(hits, dtype=float)
+    if h.size == 0 or float(np.sum(den)) == 0:
+        return math.nan, math.nan, math.nan
+    return bootstrap_ci(RATE_METRIC, h, np.asarray(den, dtype=float), groups=np.asarray(groups),
+                        n_boot=n_boot, seed=seed)
+
+
+# ---------------------------------------------------------------- embeddings
+class BatchedEmbedder:
+    """Serves passage vectors encoded once in one batch (same vectors, numpy speed per fact)."""
+
+    def __init__(self, base: Any, texts: Iterable[str]) -> None:
+        self.base = base
+        self.name = base.name
+        self.model_id = base.model_id
+        self.dim = int(base.dim)
+        self.fingerprint = getattr(base, "fingerprint", "?")
+        uniq = sorted({_clean(t) for t in texts if t is not None and str(t).strip()})
+        vecs = np.asarray(base.encode(uniq, kind="passage"), dtype=np.float32) if uniq else np.zeros((0, self.dim))
+        self._rows = dict(zip(uniq, vecs, strict=True))
+
+    def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        if kind != "passage" or any(_clean(t) not in self._rows for t in texts):
+            return np.asarray(self.base.encode(list(texts), kind=kind), dtype=np.float32)
+        return np.stack([self._rows[_clean(t)] for t in texts]) if texts else np.zeros((0, self.dim))
+
+
+# ---------------------------------------------------------------- gold
+def _clean(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _ts(x: Any) -> dt.datetime | None:
+    return None if x is None or pd.isna(x) else pd.Timestamp(x).to_pydatetime()
+
+
+@dataclass(frozen=True)
+class GoldFact:
+    fact_id: str
+    subject: str
+    attribute: str
+    value: str
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+    oblique: bool
+
+    def valid_at(self, t: dt.datetime) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+
+def gold_facts(events: pd.DataFrame) -> list[GoldFact]:
+    out = []
+    for r in events.itertuples(index=False):
+        vf = _ts(r.valid_from)
+        if vf is None or r.subject is None or r.attribute is None:
+            continue
+        out.append(GoldFact(str(r.fact_id), str(r.subject), str(r.attribute), str(r.value), vf,
+                            _ts(r.valid_to), bool(r.oblique)))
+    return out
+
+
+# ---------------------------------------------------------------- replay
+def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(updates, superseded) rows of one user's replay (facts in time order).
+
+    updates: every UPDATE / DELETE with its verdict ("false_update": the old
+    memory's fact was still true and the new fact is not the same value;
+    "merge": same subject, attribute and value; "retired": the old fact was no
+    longer true). superseded: one row per fact superseded during the timeline,
+    with whether its wording was still stored right after the superseding
+    statement(s).
+    """
+    ev = events[events["fact_stripped"].notna()].sort_values(["at", "fact_id"], kind="stable")
+    facts = gold_facts(ev)
+    by_content: dict[str, list[GoldFact]] = {}
+    content_of: dict[str, str] = {}
+    for r in ev.itertuples(index=False):
+        content_of[str(r.fact_id)] = _clean(r.fact_stripped)
+    for f in facts:
+        by_content.setdefault(content_of[f.fact_id], []).append(f)
+    # Facts superseded at time t, with the statements that superseded them.
+    ends: dict[dt.datetime, list[GoldFact]] = {}
+    for f in facts:
+        if f.valid_to is not None:
+            ends.setdefault(f.valid_to, []).append(f)
+    updates: list[dict[str, Any]] = []
+    superseded: list[dict[str, Any]] = []
+    rows = list(ev.itertuples(index=False))
+    i = 0
+    while i < len(rows):
+        t = _ts(rows[i].at)
+        assert t is not None
+        batch = []
+        while i < len(rows) and _ts(rows[i].at) == t:
+            batch.append(rows[i])
+            i += 1
+        for e in batch:
+            content = _clean(e.fact_stripped)
+            slot = (str(e.subject), str(e.attribute)) if e.subject and e.attribute else None
+            importance = float(e.importance) if e.importance is not None and not pd.isna(e.importance) else 5.0  # type: ignore[arg-type]
+            done = engine.add_fact(content, uid, importance=importance, at=t, slot=slot)
+            new_gold = [g for g in by_content.get(content, []) if g.fact_id == str(e.fact_id)]
+            for action in done.actions:
+                if action.kind not in ("UPDATE", "DELETE") or action.target_id is None:
+                    continue
+                hist = [h for h in engine.history(action.target_id) if h.action == action.kind and h.at == t]
+                old_content = _clean(hist[-1].old_content or "") if hist else ""
+                updates.append({"user_id": uid, "action": action.kind, "old": old_content, "new": content,
+                                "at": t, "verdict": _verdict(by_content.get(old_content, []), new_gold, t)})
+        stored = {_clean(m.content) for m in engine.memories(uid)}
+        supersede_by = {(str(e.subject), str(e.attribute)): bool(e.oblique) for e in batch}
+        for f in ends.get(t, []):
+            key = (f.subject, f.attribute)
+            if key not in supersede_by:
+                continue
+            content = content_of[f.fact_id]
+            if any(g.valid_at(t) for g in by_content.get(content, [])):
+                continue  # the same wording is true again (or for another fact): not stale
+            superseded.append({
+                "user_id": uid, "fact_id": f.fact_id, "content": content, "at": t,
+                "attribute": f.attribute if f.subject == "user" else f"other.{f.attribute}",
+                "kind": "oblique" if (f.oblique or supersede_by[key]) else "direct",
+                "survived": float(content in stored),
+            })
+    return updates, superseded
+
+
+def _verdict(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
+    true_then = [g for g in old if g.valid_at(t)]
+    if not true_then:
+        return "retired" if old else "unknown"
+    new_keys = {(g.subject, g.attribute, g.value) for g in new}
+    if all((g.subject, g.attribute, g.value) in new_keys for g in true_then):
+        return "merge"
+    return "false_update"
+
+
+def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: str,
+           candidate_k: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """(updates, superseded, facts per user) for one resolver over ``users``."""
+    engine = MemoryEngine(embedder, EngineConfig(resolver=resolver, candidate_k=candidate_k))
+    upd: list[dict[str, Any]] = []
+    sup: list[dict[str, Any]] = []
+    n_facts: dict[str, int] = {}
+    try:
+        ev = events[events["user_id"].isin(users) & events["fact_stripped"].notna()]
+        for user, uev in ev.groupby("user_id", sort=True):
+            u, s = replay_user(engine, str(user), uev)
+            upd.extend(u)
+            sup.extend(s)
+            n_facts[str(user)] = len(uev)
+    finally:
+        engine.close()
+    facts = pd.Series(n_facts, dtype=float).reindex(list(users)).fillna(0.0)
+    return (pd.DataFrame(upd, columns=["user_id", "action", "old", "new", "at", "verdict"]),
+            pd.DataFrame(sup, columns=["user_id", "fact_id", "content", "at", "attribute", "kind", "survived"]),
+            facts)
+
+
+# ---------------------------------------------------------------- sets
+def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """(timelines, meta) of the data set configured in ``configs/dataset/<name>.yaml``."""
+    from omegaconf import OmegaConf
+
+    from widemem_bench.experiments.data import load_dataset
+    from widemem_bench.provenance import REPO_ROOT
+
+    if (cfg.get("dataset") or {}).get("name") == name:
+        return load_dataset(cfg["dataset"], cfg.get("paths") or {})
+    path = REPO_ROOT / "configs" / "dataset" / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise ValueError(f"params.sets: unknown data set {name!r}; known: {', '.join(known)}")
+    node = OmegaConf.merge({"paths": cfg.get("paths") or {}}, {"dataset": OmegaConf.load(path)})
+    resolved: Any = OmegaConf.to_container(node, resolve=True)
+    return load_dataset(dict(resolved["dataset"]), cfg.get("paths") or {})
+
+
+def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users: Sequence[str],
+               n_boot: int, seed: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    idx = pd.Index(list(users))
+    facts = facts.reindex(idx).fillna(0.0)
+    for verdict, metric in (("false_update", "false_update_rate"), ("merge", "merge_rate")):
+        hits = updates[updates["verdict"] == verdict].groupby("user_id").size().reindex(idx).fillna(0.0)
+        v, lo, hi = rate_with_ci(hits.to_numpy(), facts.to_numpy(), idx.to_numpy(), n_boot, seed)
+        out.append({"metric": metric, "kind": "all", "value": v, "ci_lo": lo, "ci_hi": hi,
+                    "count": int(hits.sum()), "n": int(facts.sum())})
+    out.append({"metric": "updates", "kind": "all", "value": float(len(updates)), "ci_lo": math.nan,
+                "ci_hi": math.nan, "count": len(updates), "n": int(facts.sum())})
+    for kind in ("direct", "oblique"):
+        s = sup[sup["kind"] == kind]
+        v, lo, hi = rate_with_ci(s["survived"].to_numpy(), np.ones(len(s)), s["user_id"].to_numpy(), n_boot, seed)
+        out.append({"metric": "survival", "kind": kind, "value": v, "ci_lo": lo, "ci_hi": hi,
+                    "count": int(s["survived"].sum()), "n": len(s)})
+    return out
+
+
+@experiment("resolver_transfer")
+def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
+    p = cfg.get("params") or {}
+    n_boot = int(p.get("n_boot", 1000))
+    if n_boot < 1:
+        raise ValueError(f"params.n_boot: must be >= 1, got {n_boot}")
+    resolvers = [str(r) for r in p.get("resolvers", RESOLVERS)]
+    for r in resolvers:
+        if r not in RESOLVERS:
+            raise ValueError(f"params.resolvers: {r!r} is not one of {', '.join(RESOLVERS)} (llm needs a network)")
+    candidate_k = int(p.get("candidate_k", 5))
+    if candidate_k < 1:
+        raise ValueError(f"params.candidate_k: must be >= 1, got {candidate_k}")
+    sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
+    emb_name = str((cfg.get("embedder") or {}).get("name"))
+    seen = {str(s) for s in (p.get("seen") or [])}
+    summary: list[dict[str, Any]] = []
+    metrics: list[dict[str, Any]] = []
+    upd_tables: list[pd.DataFrame] = []
+    sup_tables: list[pd.DataFrame] = []
+    metas: dict[str, Any] = {}
+    for spec in sets:
+        spec = {"name": spec} if isinstance(spec, str) else dict(spec)
+        set_name = str(spec["name"])
+        with ctx.timer(f"load:{set_name}"):
+            tl, meta = load_set(set_name, cfg)
+        metas[set_name] = meta
+        events = tl.events
+        split_users: dict[str, list[str]] = {}
+        splits = spec.get("splits")
+        by_user = events.groupby("user_id")["split"].first()
+        if splits:
+            for sp in splits:
+                split_users[str(sp)] = sorted(str(u) for u in by_user[by_user == sp].index)
+                if not split_users[str(sp)]:
+                    raise ValueError(f"params.sets: data set {set_name!r} has no users in split {sp!r}")
+        else:
+            split_users["all"] = sorted(str(u) for u in by_user.index)
+        n_users = p.get("n_users")
+        if n_users is not None:
+            split_users = {k: v[: int(n_users)] for k, v in split_users.items()}
+        all_users = sorted({u for v in split_users.values() for u in v})
+        ev = events[events["user_id"].isin(all_users)]
+        with ctx.timer(f"encode:{set_name}"):
+            emb = BatchedEmbedder(ctx.embedder(), ev["fact_stripped"].dropna())
+        for resolver in resolvers:
+            with ctx.timer(f"replay:{set_name}:{resolver}"):
+                updates, sup, facts = replay(ev, all_users, emb, resolver, candidate_k)
+            updates["set"], sup["set"], updates["resolver"], sup["resolver"] = set_name, set_name, resolver, resolver
+            upd_tables.append(updates)
+            sup_tables.append(sup)
+            for split, users in split_users.items():
+                rows = _summarise(updates[updates["user_id"].isin(users)], sup[sup["user_id"].isin(users)],
+                                  facts, users, n_boot, ctx.seed)
+                for row in rows:
+                    row.update(set=set_name, split=split, resolver=resolver, users=len(users))
+                    summary.append(row)
+                    metrics.append(metric_row(row["metric"], row["value"], (row["ci_lo"], row["ci_hi"]),
+                                              embedder=emb_name, split=split, kind=row["kind"], setting=resolver,
+                                              set=set_name, n=row["n"], count=row["count"]))
+    table = pd.DataFrame(summary)
+    md = ctx.output_dir / "resolver_transfer.md"
+    md.parent.mkdir(parents=True, exist_ok=True)
+    md.write_text(render(table, emb_name, candidate_k, seen, metas) + "\n")
+    tables = {"summary": table}
+    if upd_tables:
+        tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
+    per_query = pd.concat(sup_tables, ignore_index=True).astype({"at": "datetime64[us]"}) if sup_tables else None
+    return ExperimentResult(metrics=metrics, per_query=per_query, tables=tables,
+                            artifacts={"resolver_transfer_md": md})
+
+
+# ---------------------------------------------------------------- report
+def _pct(v: float, lo: float, hi: float) -> str:
+    if not math.isfinite(v):
+        return "n/a"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"{v:.1%}"
+    return f"{v:.1%} [{lo:.1%}, {hi:.1%}]"
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
+           metas: dict[str, Any] | None = None) -> str:
+    """The markdown fragment of one run's summary (pure function of it)."""
+    rows = []
+    if not table.empty:
+        for (set_name, split, resolver), g in table.groupby(["set", "split", "resolver"], sort=False):
+            def cell(metric: str, kind: str = "all", g: pd.DataFrame = g) -> tuple[str, int, int]:
+                r = g[(g["metric"] == metric) & (g["kind"] == kind)]
+                if r.empty:
+                    return "n/a", 0, 0
+                x = r.iloc[0]
+                return _pct(float(x["value"]), float(x["ci_lo"]), float(x["ci_hi"])), int(x["count"]), int(x["n"])
+
+            fu, fu_c, n_f = cell("false_update_rate")
+            sd, sd_c, sd_n = cell("survival", "direct")
+            so, so_c, so_n = cell("survival", "oblique")
+            mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
+            rows.append({
+                "set": f"{set_name}{mark}", "split": split, "resolver": resolver,
+                "users": int(g["users"].iloc[0]), "facts": n_f,
+                "false updates / fact": f"{fu} ({fu_c})",
+                "survival, direct": f"{sd} ({sd_c}/{sd_n})",
+                "survival, oblique": f"{so} ({so_c}/{so_n})",
+            })
+    versions = ", ".join(f"{k}: {v.get('version')}" for k, v in (metas or {}).items())
+    return "\n".join([
+        "## Resolver transfer (`resolver_transfer`)",
+        "",
+        f"Every user replayed through the engine ({emb_name}, {candidate_k} candidates per new fact), "
+        "facts in time order. False updates = UPDATE/DELETE of a memory whose fact was still true then "
+        "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
+        "Survival = a superseded fact's wording is still stored right after the statement that superseded "
+        "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
+        "cluster-bootstrap intervals (users resampled). † = a resolver decision saw this set's numbers "
+        "(reports/DESIGN_LOG.md). World A train/validation are for development, its holdout and world B "
+        "for measuring.",
+        "",
+        f"Data: {versions}." if versions else "",
+        "",
+        _md_table(pd.DataFrame(rows)) if rows else "(no rows)",
+        "",
+        "Command: `python -m widemem_bench.run experiment=resolver_transfer`.",
+        "",
+        "Reading it: `append` never resolves (every stale fact survives, nothing true is lost); `oracle` "
+        "knows each fact's gold (subject, attribute) but not whether the attribute holds several values, "
+        "so where values coexist (world B's pets, children, languages, hobbies, allergies) it overwrites "
+        "true facts. `rule` (engine/resolvers.py, engine/slots.py) updates only on the same subject and "
+        "the same single-valued attribute, or on an explicit change marker naming the old value, and "
+        "adds the fact otherwise: a phrasing it does not read leaves the stale fact stored (survival), "
+        "never a true fact lost. It never DELETEs.",
+    ])
+
+
+@report_section("resolver_transfer", order=61)
+def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
+    """The latest run's fragment; also refreshed as reports/resolver_transfer.md."""
+    if not records:
+        return ""
+    md = Path(str(records[-1].get("run_dir", ""))) / "resolver_transfer.md"
+    if not md.is_file():
+        return ""
+    text = md.read_text()
+    figures_dir.parent.mkdir(parents=True, exist_ok=True)
+    (figures_dir.parent / "resolver_transfer.md").write_text(text)
+    return text
