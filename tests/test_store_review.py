@@ -84,3 +84,15 @@ def test_short_or_text_file_is_not_a_sqlite_database(tmp_path, content):
     with pytest.raises(ValueError, match="not a valid store \\(not a SQLite database\\)"):
         engine(path)
     assert path.read_bytes() == content
+
+
+def test_a_closed_store_refuses_writes_instead_of_losing_them(tmp_path):
+    path = tmp_path / "c.db"
+    eng = engine(path)
+    eng.add_fact("first", "u", importance=5)
+    eng.close()
+    with pytest.raises(ValueError, match="is closed"):
+        eng.add_fact("written after close", "u", importance=5)
+    reopened = engine(path)
+    assert [m.content for m in reopened.memories("u")] == ["first"]
+    reopened.close()

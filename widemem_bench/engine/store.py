@@ -778,6 +778,10 @@ class MemoryStore:
         """
         if not changes:
             return
+        if self.path is not None and self._conn is None:
+            # Closed: the lock is gone and nothing would reach the file; accepting the
+            # write would report a memory as stored and lose it.
+            raise ValueError(f"store_path: {self.path} is closed; open a new engine to write to it")
         if self._writer is not None and self._writer.pid != os.getpid():
             # fork() copied the store and its lock into this process: a second writer
             # planning against a copy of the parent's view (issue 17's lost updates).
