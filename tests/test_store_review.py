@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import sqlite3
 
 import pytest
-from _faults import engine, hash_embedder
+from _faults import build_store, engine, hash_embedder
 
 from widemem_bench.engine.store import StoreLockedError
 
@@ -96,3 +97,22 @@ def test_a_closed_store_refuses_writes_instead_of_losing_them(tmp_path):
     reopened = engine(path)
     assert [m.content for m in reopened.memories("u")] == ["first"]
     reopened.close()
+
+
+def test_a_refused_open_leaves_a_schema_1_store_as_it_was(tmp_path):
+    """Another embedder's open is refused before the migration writes anything."""
+    path = tmp_path / "v1.db"
+    build_store(path, hash_embedder())
+    conn = sqlite3.connect(path)
+    with conn:  # back to a schema-1 file, as main wrote them
+        for table in ("memories", "history"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(ValueError, match="holds dim 64 vectors, embedder dim is 32"):
+        engine(path, hash_embedder(32))
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    conn.close()
+    with engine(path, hash_embedder()) as eng:  # the right embedder still migrates it
+        assert len(eng.memories("user0")) == 15

@@ -421,14 +421,17 @@ class MemoryStore:
                     for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
                     if not r[0].startswith("sqlite_")
                 }
-                if self._check_meta(conn, path, tables) != str(SCHEMA_VERSION):
+                version = self._check_meta(conn, path, tables)
+                # Bound to this dim / embedder before anything is written: a refused open
+                # (another embedder) must leave a schema-1 file as it found it.
+                self._bind(conn, path)
+                if version != str(SCHEMA_VERSION):
                     self._migrate(conn, path)
                 # WAL + synchronous=NORMAL: every transaction is still atomic (a crash
                 # leaves it all or nothing), but a commit costs no fsync; only a power
                 # loss can drop the last few committed writes. 25 ms -> <1 ms per add.
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                self._bind(conn, path)
                 self._load(conn, path)
             except sqlite3.DatabaseError as exc:
                 conn.close()
