@@ -60,6 +60,8 @@ NORM_TOLERANCE = 1e-3
 OnDamage = Literal["error", "quarantine"]
 # Marks a SQLite file as ours; any other SQLite database is refused, never migrated.
 STORE_KIND = "widemem_bench.memory_store"
+# The first 16 bytes of every SQLite 3 database file (WAL mode included).
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 Action = Literal["ADD", "UPDATE", "DELETE", "PIN", "NONE"]
 LOGGED_ACTIONS = ("ADD", "UPDATE", "DELETE", "PIN")
@@ -296,8 +298,14 @@ class _WriterLock:
     """
 
     def __init__(self, store: Path) -> None:
-        self.path = store.with_name(store.name + ".lock")
+        # The lock sits beside the file the path resolves to: a symlink (or another
+        # spelling of the path) to an open store must meet the same lock.
+        real = Path(os.path.realpath(store))
+        self.path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
+        # A forked child inherits the fd (and so the lock); it must neither write nor
+        # unlock the parent's store (see MemoryStore.apply).
+        self.pid = os.getpid()
         if fcntl is None:  # pragma: no cover
             return
         try:
@@ -327,6 +335,9 @@ class _WriterLock:
     def release(self) -> None:
         fd = getattr(self, "_fd", None)  # None too when __init__ failed half-way
         self._fd = None
+        if fd is not None and getattr(self, "pid", None) != os.getpid():
+            os.close(fd)  # a forked child's copy: unlocking would free the parent's lock
+            return
         if fd is not None and fcntl is not None:
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -390,8 +401,13 @@ class MemoryStore:
     def _open_sqlite(self, path: Path) -> None:
         if path.is_dir():
             raise ValueError(f"store_path: {path} is a directory, not a store file")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise ValueError(f"store_path: {path.parent} is a file, not a folder")
         if not path.parent.is_dir():
             raise ValueError(f"store_path: folder {path.parent} does not exist")
+        if path.is_symlink() and not path.exists():
+            # Creating the store would replace the link with a file of its own.
+            raise ValueError(f"store_path: {path} is a symlink to {os.readlink(path)}, which does not exist")
         self._writer = _WriterLock(path)
         try:
             self._check_file(path)
@@ -405,14 +421,17 @@ class MemoryStore:
                     for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
                     if not r[0].startswith("sqlite_")
                 }
-                if self._check_meta(conn, path, tables) != str(SCHEMA_VERSION):
+                version = self._check_meta(conn, path, tables)
+                # Bound to this dim / embedder before anything is written: a refused open
+                # (another embedder) must leave a schema-1 file as it found it.
+                self._bind(conn, path)
+                if version != str(SCHEMA_VERSION):
                     self._migrate(conn, path)
                 # WAL + synchronous=NORMAL: every transaction is still atomic (a crash
                 # leaves it all or nothing), but a commit costs no fsync; only a power
                 # loss can drop the last few committed writes. 25 ms -> <1 ms per add.
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                self._bind(conn, path)
                 self._load(conn, path)
             except sqlite3.DatabaseError as exc:
                 conn.close()
@@ -442,6 +461,10 @@ class MemoryStore:
                 f"store_path: {path} is an empty (0-byte) file, not a store; "
                 "delete it to start a new store"
             )
+        with path.open("rb") as fh:
+            # SQLite reads a file shorter than its header as an empty database.
+            if fh.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                raise ValueError(f"store_path: {path} is not a valid store (not a SQLite database)")
         for stale in path.parent.glob(f".{path.name}.tmp-*"):
             stale.unlink(missing_ok=True)  # a creation killed half-way (we hold the lock)
 
@@ -758,6 +781,17 @@ class MemoryStore:
         """
         if not changes:
             return
+        if self.path is not None and self._conn is None:
+            # Closed: the lock is gone and nothing would reach the file; accepting the
+            # write would report a memory as stored and lose it.
+            raise ValueError(f"store_path: {self.path} is closed; open a new engine to write to it")
+        if self._writer is not None and self._writer.pid != os.getpid():
+            # fork() copied the store and its lock into this process: a second writer
+            # planning against a copy of the parent's view (issue 17's lost updates).
+            raise StoreLockedError(
+                f"store_path: {self.path} was opened by pid {self._writer.pid}, not this "
+                f"process ({os.getpid()}, a fork); one writer per store: write from the process that opened it"
+            )
         with self._lock:
             self._apply(changes)
 

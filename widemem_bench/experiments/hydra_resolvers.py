@@ -29,11 +29,29 @@ def traversal(value: str) -> str | None:
     return None
 
 
-def check_overrides(argv: Sequence[str]) -> str | None:
+def folder_name_excluded_keys() -> set[str]:
+    """Keys the root config leaves out of run folder names (``override_dirname.exclude_keys``)."""
+    path = REPO_ROOT / "configs" / "config.yaml"
+    if not path.is_file():
+        return set()
+    cfg = OmegaConf.load(path)
+    keys = OmegaConf.select(cfg, "hydra.job.config.override_dirname.exclude_keys", default=None)
+    return {str(k) for k in keys} if keys is not None else set()
+
+
+def check_overrides(argv: Sequence[str], excluded: set[str] | None = None) -> str | None:
     """One line for the first command-line override that would name a folder outside
-    its run or sweep folder (checked before Hydra creates any folder)."""
+    its run or sweep folder (checked before Hydra creates any folder). Overrides that
+    never name a folder (``hydra.*``, and the config's ``exclude_keys`` such as
+    ``paths.output_dir=../../out``) are left alone."""
+    skip = folder_name_excluded_keys() if excluded is None else excluded
     for arg in argv:
-        if not arg.startswith("-") and "=" in arg and (bad := traversal(arg)) is not None:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key = arg.split("=", 1)[0].lstrip("+~")
+        if key in skip or key.startswith(("hydra.", "hydra/")):
+            continue
+        if (bad := traversal(arg)) is not None:
             key, value = bad.split("=", 1) if "=" in bad else (arg.split("=", 1)[0], bad)
             return (f"{key.lstrip('+~')}: value {value!r} has a '..' path component; run "
                     "folders are named after overrides and must stay inside the sweep folder")

@@ -1,0 +1,118 @@
+"""Review of issue 17's store guarantees: cases beyond tests/test_faults.py.
+
+A symlink to an open store, a forked child holding the parent's store, a dangling symlink,
+a store path under a file, and a short non-SQLite file.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sqlite3
+
+import pytest
+from _faults import build_store, engine, hash_embedder
+
+from widemem_bench.engine.store import StoreLockedError
+
+
+def test_symlink_to_an_open_store_meets_its_lock(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    real = tmp_path / "a" / "s.db"
+    emb = hash_embedder()
+    first = engine(real, emb)
+    (tmp_path / "b" / "link.db").symlink_to(real)
+    with pytest.raises(StoreLockedError, match="open in another engine"):
+        engine(tmp_path / "b" / "link.db", emb)
+    first.close()
+    engine(tmp_path / "b" / "link.db", emb).close()  # free once the first closes
+
+
+def _child_writes(eng, queue):
+    try:
+        eng.add_fact("the child says the user moved to Rome", "u", importance=5)
+        queue.put("wrote")
+    except StoreLockedError as exc:
+        queue.put(f"refused: {exc}")
+    eng.close()  # must not free the parent's lock
+    queue.put("closed")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_forked_child_neither_writes_nor_frees_the_parents_store(tmp_path):
+    emb = hash_embedder()
+    path = tmp_path / "f.db"
+    eng = engine(path, emb)
+    eng.add_fact("the user lives in Paris", "u", importance=5)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_writes, args=(eng, queue))
+    child.start()
+    child.join(60)
+    first, second = queue.get(timeout=5), queue.get(timeout=5)
+    assert first.startswith("refused: ") and "fork" in first and "\n" not in first, first
+    assert second == "closed"
+    with pytest.raises(StoreLockedError):  # the parent still holds its store
+        engine(path, emb)
+    eng.add_fact("the parent still writes", "u", importance=5)
+    eng.close()
+    reopened = engine(path, emb)
+    assert [m.content for m in reopened.memories("u")] == [
+        "the user lives in Paris", "the parent still writes"]
+    reopened.close()
+
+
+def test_dangling_symlink_is_refused_not_replaced(tmp_path):
+    link = tmp_path / "s.db"
+    link.symlink_to(tmp_path / "gone" / "s.db")
+    with pytest.raises(ValueError, match=r"symlink to .*does not exist") as err:
+        engine(link)
+    assert "\n" not in str(err.value)
+    assert link.is_symlink()
+
+
+def test_store_path_under_a_file_says_so(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match=r"afile is a file, not a folder"):
+        engine(tmp_path / "afile" / "s.db")
+
+
+@pytest.mark.parametrize("content", [b"x", b"hello, not a database\n" * 40])
+def test_short_or_text_file_is_not_a_sqlite_database(tmp_path, content):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a valid store \\(not a SQLite database\\)"):
+        engine(path)
+    assert path.read_bytes() == content
+
+
+def test_a_closed_store_refuses_writes_instead_of_losing_them(tmp_path):
+    path = tmp_path / "c.db"
+    eng = engine(path)
+    eng.add_fact("first", "u", importance=5)
+    eng.close()
+    with pytest.raises(ValueError, match="is closed"):
+        eng.add_fact("written after close", "u", importance=5)
+    reopened = engine(path)
+    assert [m.content for m in reopened.memories("u")] == ["first"]
+    reopened.close()
+
+
+def test_a_refused_open_leaves_a_schema_1_store_as_it_was(tmp_path):
+    """Another embedder's open is refused before the migration writes anything."""
+    path = tmp_path / "v1.db"
+    build_store(path, hash_embedder())
+    conn = sqlite3.connect(path)
+    with conn:  # back to a schema-1 file, as main wrote them
+        for table in ("memories", "history"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(ValueError, match="holds dim 64 vectors, embedder dim is 32"):
+        engine(path, hash_embedder(32))
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    conn.close()
+    with engine(path, hash_embedder()) as eng:  # the right embedder still migrates it
+        assert len(eng.memories("user0")) == 15
