@@ -37,10 +37,9 @@ FEATURES_V2: tuple[str, ...] = (
     "cosine_gap",        # best raw cosine minus the mean over the returned results
     "masked_max",        # best cosine with the subject masked out of query and memory
     "masked_gap",        # that best minus the mean masked cosine
-    "subject_at_best",   # the best masked match is about the query's subject: 1 / 0.5 unknown / 0
-    "masked_same",       # best masked cosine among memories surely about the query's subject (0: none)
+    "best_is_other",     # the best masked match is about someone other than the query's subject
     "masked_possible",   # best masked cosine among memories not about someone else (0: none)
-    "any_same",          # some returned memory is surely about the query's subject
+    "share_other",       # share of the returned memories about someone else
     "attr_agree",        # prototype agreement of the query and the best not-someone-else memory
     "attr_agree_max",    # best prototype agreement x masked cosine among not-someone-else memories
 )
@@ -150,15 +149,15 @@ def _assemble(c: np.ndarray, s: np.ndarray, agree: np.ndarray, qv: np.ndarray, m
     best = int(np.argmax(s))
     out[3] = s[best]
     out[4] = s[best] - s.mean()
-    out[5] = agree[best]
-    same = agree >= 1.0
+    # "Surely the same person" and "cannot tell" count alike: a first-person world only
+    # ever shows the first, so a model that told them apart would learn an artefact.
     possible = agree >= 0.5
-    out[6] = s[same].max() if same.any() else 0.0
-    out[7] = s[possible].max() if possible.any() else 0.0
-    out[8] = float(same.any())
+    out[5] = float(not possible[best])
+    out[6] = s[possible].max() if possible.any() else 0.0
+    out[7] = 1.0 - float(possible.mean())
     if prototypes is not None and possible.any():
         p = prototypes.agreement(qv, mv)
         idx = np.flatnonzero(possible)
-        out[9] = p[idx[np.argmax(s[idx])]]
-        out[10] = float(np.max(p[idx] * s[idx]))
+        out[8] = p[idx[np.argmax(s[idx])]]
+        out[9] = float(np.max(p[idx] * s[idx]))
     return out

@@ -9,7 +9,8 @@ subject ("does frank have any pets?" against "Frank moved to Denver").
 
 Subjects are small tuples: ``("self", "")`` (the user: "I", "my", or a memory with no
 subject, as extractors store "lives in Boston"), ``("rel", "sister")``,
-``("name", "priya")`` and ``("none", "")`` (a query with no subject word at all).
+``("name", "priya")``, ``("addressee", "priya")`` (a line Priya says to someone
+else in the second person) and ``("none", "")`` (a query with no subject word at all).
 """
 
 from __future__ import annotations
@@ -103,6 +104,16 @@ def memory_subject(text: str) -> Subject:
     if rel is not None:
         return ("rel", rel)
     first = words[0]
+    if len(words) > 2 and words[1] == ":" and _is_name_shape(first):
+        # A transcript line "Name: text": a first-person text is about its speaker, a
+        # second-person one ("you adopted a puppy!") about the one spoken to.
+        for w in words[2:]:
+            b = _bare(w)
+            if b in FIRST_PERSON:
+                return ("name", _bare(first))
+            if b in ("you", "your", "yours", "yourself"):
+                return ("addressee", _bare(first))
+        return ("name", _bare(first))
     # A sentence-initial capital is only a name when something marks it as one: a
     # possessive, a speaker colon, or a second capitalised word ("Mary Ann"), or a
     # verb-like lower-case word after it and no function word ("Frank moved ...").
@@ -162,6 +173,9 @@ def agreement(q: Subject, m: Subject) -> float:
         return 1.0 if (mk == "rel" and mv == qv) else 0.0
     if mk == "rel":
         return 0.0
+    if mk == "addressee":
+        # spoken to by mv: not mv, maybe the question's subject
+        return 0.0 if (qk == "name" and qv == mv) else 0.5
     if qk == "self":
         return 1.0 if mk == "self" else 0.5
     # a named question
