@@ -16,6 +16,7 @@ from widemem_bench.calibration import (
 )
 from widemem_bench.embedders import load_embedder
 from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.timelines import GENERATOR_VERSION
 
 
 def test_parse_args() -> None:
@@ -49,7 +50,7 @@ def test_end_to_end_on_the_small_set(small_result, tmp_path, monkeypatch) -> Non
     h, m, lo = c.thresholds
     assert 0 <= lo <= m <= h <= 1
     assert c.env == env_lines(c.thresholds) and c.env[0].startswith("WIDEMEM_CONFIDENCE_HIGH=")
-    assert c.dataset["version"] == "v1-n30-s0" and len(c.dataset["sha256"]) == 64
+    assert c.dataset["version"] == f"v{GENERATOR_VERSION}-n30-s0" and len(c.dataset["sha256"]) == 64
     for split in (c.validation, c.holdout):
         assert {"recall_moderate_plus", "false_confidence_hard_negative", "widemem_thresholds"} <= set(split)
     a = c.answerability

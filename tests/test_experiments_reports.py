@@ -11,6 +11,7 @@ from _runcfg import BASE
 from widemem_bench.experiments.runner import execute
 from widemem_bench.reports import plots
 from widemem_bench.reports.writer import load_source, write_report
+from widemem_bench.timelines import GENERATOR_VERSION
 
 PARAMS = {
     "compare_embedders": {"n_boot": 20, "n_boot_slow": 10},
@@ -34,7 +35,7 @@ def outputs(tmp_path_factory):
 def test_records_carry_dataset_version_and_sha(outputs):
     src = load_source("compare_embedders", outputs / "compare_embedders" / "multiruns", "cmd")
     ds = src.records[0]["dataset"]
-    assert ds["version"] == "v1-n30-s0" and len(ds["sha256"]) == 64
+    assert ds["version"] == f"v{GENERATOR_VERSION}-n30-s0" and len(ds["sha256"]) == 64
     r = src.results
     assert {"recall_moderate_plus", "auroc", "hit@1", "share_hard_negative_none"} <= set(r["metric"])
     # Band shares of one kind sum to one.
@@ -62,7 +63,7 @@ def test_calibration_file_written(outputs):
     cal = read_calibration(Path(src.records[0]["run_dir"]) / "calibration.json")
     h, m, low = cal.thresholds
     assert 0 <= low <= m <= h <= 1
-    assert cal.dataset["version"] == "v1-n30-s0"
+    assert cal.dataset["version"] == f"v{GENERATOR_VERSION}-n30-s0"
     assert set(src.results["setting"]) == {"calibrated", "widemem"}
 
 

@@ -40,6 +40,8 @@ def load_dataset(ds: dict[str, Any], paths: dict[str, Any]) -> tuple[Any, dict[s
                             if ds.get(k) is not None}
     if ds.get("start"):
         opts["start"] = dt.datetime.fromisoformat(str(ds["start"]))
+    # which world: "a" (the timelines) or "b" (world B, evaluation-only)
+    opts["world"] = tl.check_world(ds.get("world", "a"))
     n_users, seed = int(ds["n_users"]), int(ds["seed"])
     root = dataset_root(ds, paths)
     version = tl.version_name(n_users, seed, **opts)
@@ -59,5 +61,5 @@ def load_dataset(ds: dict[str, Any], paths: dict[str, Any]) -> tuple[Any, dict[s
         fcntl.flock(lock, fcntl.LOCK_UN)
     meta = {"name": ds.get("name"), "version": version, "path": str(path),
             "sha256": dataset_sha256(path), "generator_version": tl.GENERATOR_VERSION,
-            "n_users": n_users, "seed": seed}
+            "n_users": n_users, "seed": seed, "world": opts["world"]}
     return data, meta

@@ -117,6 +117,8 @@ def validate_config(cfg: dict[str, Any]) -> None:
             _int("dataset.questions_per_user", ds.get("questions_per_user"), 1)
         if "span_days" in ds:
             _num("dataset.span_days", ds.get("span_days"), 1.0)
+        if "world" in ds:  # "a" = the timelines, "b" = world B (evaluation-only)
+            _choice("dataset.world", ds.get("world"), ("a", "b"))
     if not cfg.get("task_name"):
         raise ConfigError("task_name: no experiment chosen (run with experiment=<name>)")
 

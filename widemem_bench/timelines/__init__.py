@@ -5,7 +5,14 @@
 ``root/<version>/``; ``load(path)`` reads it back.
 """
 
-from widemem_bench.timelines.dataset import Timelines, generate, load, version_name
+from widemem_bench.timelines.dataset import (
+    WORLDS,
+    Timelines,
+    check_world,
+    generate,
+    load,
+    version_name,
+)
 from widemem_bench.timelines.generator import (
     EVENT_KINDS,
     GENERATOR_VERSION,
@@ -20,7 +27,9 @@ __all__ = [
     "GENERATOR_VERSION",
     "GOLD_ACTIONS",
     "QUESTION_KINDS",
+    "WORLDS",
     "Timelines",
+    "check_world",
     "dataset_path",
     "ensure_built",
     "generate",

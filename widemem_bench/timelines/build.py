@@ -1,10 +1,11 @@
-"""Build the timelines set a dataset config names, if it is missing.
+"""Build the data sets dataset configs name, if they are missing or stale.
 
-    python -m widemem_bench.timelines.build                       # configs/dataset/timelines.yaml
+    python -m widemem_bench.timelines.build                       # timelines + world_b (make data)
     python -m widemem_bench.timelines.build --config timelines_small
-    python -m widemem_bench.timelines.build --n-users 50 --seed 3 --out /tmp/tl
+    python -m widemem_bench.timelines.build --config world_b --n-users 50 --seed 3 --out /tmp/wb
 
-Idempotent: a folder with a manifest of the same settings is left alone. Prints the path.
+Idempotent: a folder whose manifest has the same settings and generator version is left
+alone; a missing or stale one is (re)built. Prints each path.
 """
 
 from __future__ import annotations
@@ -16,33 +17,45 @@ from pathlib import Path
 from widemem_bench.timelines.dataset import generate
 from widemem_bench.timelines.materialize import dataset_path, is_complete, read_config, settings
 
+# What `make data` builds: world A (the timelines) and world B (evaluation-only).
+DEFAULT_CONFIGS: tuple[str, ...] = ("timelines", "world_b")
+
+
+def build_one(name: str, n_users: int | None = None, seed: int | None = None,
+              out: str | None = None, force: bool = False) -> Path:
+    cfg = read_config(name)
+    if n_users is not None:
+        cfg["n_users"] = n_users
+    if seed is not None:
+        cfg["seed"] = seed
+    if out is not None:
+        cfg["root"] = str(Path(out).resolve())
+    s = settings(cfg)
+    path = dataset_path(cfg)
+    if force or not is_complete(path, s):
+        t0 = time.perf_counter()
+        tl = generate(s["n_users"], s["seed"], span_days=s["span_days"], start=s["start"],
+                      questions_per_user=s["questions_per_user"], progress=True, world=s["world"])
+        path = tl.save(s["root"])
+        print(f"built {path} in {time.perf_counter() - t0:.1f} s "
+              f"({len(tl.events)} events, {len(tl.questions)} questions)")
+    else:
+        print(f"{name} already built: {path}")
+    return path
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    ap.add_argument("--config", default="timelines", help="dataset config name in configs/dataset/")
+    ap.add_argument("--config", action="append", default=None,
+                    help="dataset config name in configs/dataset/ (repeatable; default: "
+                         + " and ".join(DEFAULT_CONFIGS) + ")")
     ap.add_argument("--n-users", type=int, default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--out", default=None, help="root folder (the version folder goes inside)")
     ap.add_argument("--force", action="store_true", help="rebuild even if complete")
     args = ap.parse_args(argv)
-    cfg = read_config(args.config)
-    if args.n_users is not None:
-        cfg["n_users"] = args.n_users
-    if args.seed is not None:
-        cfg["seed"] = args.seed
-    if args.out is not None:
-        cfg["root"] = str(Path(args.out).resolve())
-    path = dataset_path(cfg)
-    if args.force or not is_complete(path, settings(cfg)):
-        t0 = time.perf_counter()
-        s = settings(cfg)
-        tl = generate(s["n_users"], s["seed"], span_days=s["span_days"], start=s["start"],
-                      questions_per_user=s["questions_per_user"], progress=True)
-        path = tl.save(s["root"])
-        print(f"built {path} in {time.perf_counter() - t0:.1f} s "
-              f"({len(tl.events)} events, {len(tl.questions)} questions)")
-    else:
-        print(f"timelines already built: {path}")
+    for name in args.config or DEFAULT_CONFIGS:
+        build_one(name, args.n_users, args.seed, args.out, args.force)
     return 0
 
 

@@ -24,15 +24,35 @@ from widemem_bench.timelines.generator import (
     normalise_questions,
 )
 from widemem_bench.timelines.templates import SPLITS
+from widemem_bench.timelines.world_b import WORLD_B_VERSION
+from widemem_bench.timelines.world_b import generate_tables as generate_tables_b
 
 TABLES: tuple[str, ...] = ("events", "questions")
 _DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
 
+# The worlds a data set can come from: "a" is the timelines every method is fitted on
+# (train / validation only), "b" an independently designed world for evaluation only.
+WORLDS: dict[str, str] = {"a": "timelines (world A)", "b": "world_b (evaluation-only)"}
+
+
+def check_world(world: object) -> str:
+    if world not in WORLDS:
+        known = ", ".join(f"{k} = {v}" for k, v in WORLDS.items())
+        raise ValueError(f"world: unknown world {world!r} (known: {known})")
+    return str(world)
+
+
+def world_version(world: str = "a") -> str:
+    """Version prefix of a world's folders: ``v2`` (world A), ``b1v2`` (world B v1 on the
+    shared ground-truth machinery of generator v2: a change to either rebuilds it)."""
+    return f"v{GENERATOR_VERSION}" if check_world(world) == "a" else f"b{WORLD_B_VERSION}v{GENERATOR_VERSION}"
+
 
 def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
-                 start: dt.datetime = DEFAULT_START) -> str:
-    """Folder name of a generated set: ``v1-n300-s0``, plus suffixes for non-default options."""
-    name = f"v{GENERATOR_VERSION}-n{n_users}-s{seed}"
+                 start: dt.datetime = DEFAULT_START, world: str = "a") -> str:
+    """Folder name of a generated set: ``v2-n300-s0`` (world B: ``b1v2-n300-s0``), plus
+    suffixes for non-default options."""
+    name = f"{world_version(world)}-n{n_users}-s{seed}"
     if span_days != _DEFAULTS["span_days"]:
         name += f"-d{span_days}"
     if questions_per_user != _DEFAULTS["questions_per_user"]:
@@ -58,7 +78,11 @@ class Timelines:
     def version(self) -> str:
         m = self.meta
         return version_name(m["n_users"], m["seed"], m["span_days"], m["questions_per_user"],
-                            dt.datetime.fromisoformat(m["start"]))
+                            dt.datetime.fromisoformat(m["start"]), m.get("world", "a"))
+
+    @property
+    def world(self) -> str:
+        return str(self.meta.get("world", "a"))
 
     def table(self, name: str) -> pd.DataFrame:
         if name not in TABLES:
@@ -109,7 +133,9 @@ class Timelines:
 
     def card(self) -> str:
         """Dataset card (README.md) with YAML config header and count tables."""
-        lines = ["---", "pretty_name: widemem_bench synthetic user timelines",
+        b = self.world == "b"
+        pretty = "widemem_bench world B (evaluation-only)" if b else "widemem_bench synthetic user timelines"
+        lines = ["---", f"pretty_name: {pretty}",
                  "license: apache-2.0", "configs:"]
         for table in TABLES:
             lines.append(f"- config_name: {table}")
@@ -118,17 +144,26 @@ class Timelines:
             lines.append("  data_files:")
             for s in SPLITS:
                 lines += [f"  - split: {s}", f"    path: {table}/{s}.parquet"]
-        lines += ["---", "", f"# Synthetic user timelines `{self.version}`", "",
-                  f"- generator version: {self.meta['generator_version']}",
+        title = "World B" if b else "Synthetic user timelines"
+        lines += ["---", "", f"# {title} `{self.version}`", ""]
+        if b:
+            lines += ["**Evaluation only.** Nothing is fitted or tuned on world B, and no word "
+                      "list or constant in method code may come from it; see "
+                      "`datasets/world_b/README.md` in the repository.", "",
+                      f"- world B version: {self.meta.get('world_version')}"]
+        lines += [f"- generator version: {self.meta['generator_version']}",
                   f"- seed: {self.meta['seed']}",
                   f"- users: {self.meta['n_users']}",
                   f"- span: {self.meta['span_days']} days from {self.meta['start']}",
                   f"- questions per user: {self.meta['questions_per_user']}",
                   "",
                   "Built by `python -m widemem_bench.timelines.build`; see "
-                  "`datasets/timelines/README.md` in the repository for the columns.",
-                  "Splits are by user and by template family: a holdout question uses a phrasing "
-                  "family that no train question uses.", ""]
+                  f"`datasets/{'world_b' if b else 'timelines'}/README.md` in the repository "
+                  "for the columns.",
+                  ("Splits are by user (world B as a whole is for evaluation; its phrasings are "
+                   "shared by its splits)." if b else
+                   "Splits are by user and by template family: a holdout user's utterances, stored "
+                   "facts and questions use phrasings that no train or validation user sees."), ""]
         counts = self.counts()
         for title, key, first in (("Users per split", "users", "users"),
                                   ("Events per kind", "events", "event_kind"),
@@ -205,12 +240,14 @@ class Timelines:
 
 def generate(n_users: int = 300, seed: int = 0, *, span_days: int = 365,
              start: dt.datetime | str = DEFAULT_START, questions_per_user: int = 40,
-             progress: bool = False) -> Timelines:
+             progress: bool = False, world: str = "a") -> Timelines:
     """Generate timelines for ``n_users`` users with ``numpy`` PCG64 seeded by ``seed``.
 
     ``span_days`` is the timeline length in days (>= 30), ``start`` its first day (naive UTC),
-    ``questions_per_user`` the number of dated questions per user (>= 1).
+    ``questions_per_user`` the number of dated questions per user (>= 1), ``world`` the
+    world: ``"a"`` (the timelines) or ``"b"`` (world B, evaluation-only).
     """
+    check_world(world)
     if isinstance(n_users, bool) or not isinstance(n_users, int) or n_users < 1:
         raise ValueError(f"n_users: expected an int >= 1, got {n_users!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -226,11 +263,13 @@ def generate(n_users: int = 300, seed: int = 0, *, span_days: int = 365,
             raise ValueError(f"start: expected an ISO date, got {start!r}") from exc
     if start.tzinfo is not None:
         raise ValueError("start: expected a timezone-naive datetime (meaning UTC)")
-    events, questions = generate_tables(n_users, seed, span_days, start, questions_per_user,
-                                        progress=progress)
-    meta = {"generator_version": GENERATOR_VERSION, "n_users": n_users, "seed": seed,
-            "span_days": span_days, "start": start.isoformat(),
-            "questions_per_user": questions_per_user}
+    gen = generate_tables if world == "a" else generate_tables_b
+    events, questions = gen(n_users, seed, span_days, start, questions_per_user, progress=progress)
+    meta: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "n_users": n_users, "seed": seed,
+                            "span_days": span_days, "start": start.isoformat(),
+                            "questions_per_user": questions_per_user, "world": world}
+    if world == "b":
+        meta["world_version"] = WORLD_B_VERSION
     return Timelines(events, questions, meta)
 
 
@@ -245,6 +284,7 @@ def load(path: str | Path) -> Timelines:
     for table in TABLES:
         parts = [pq.read_table(path / table / f"{s}.parquet").to_pandas() for s in SPLITS]
         frames[table] = pd.concat(parts, ignore_index=True)
-    keep = ("generator_version", "n_users", "seed", "span_days", "start", "questions_per_user")
+    keep = ("generator_version", "n_users", "seed", "span_days", "start", "questions_per_user",
+            "world", "world_version")
     return Timelines(normalise_events(frames["events"]), normalise_questions(frames["questions"]),
-                     {k: meta[k] for k in keep})
+                     {k: meta[k] for k in keep if k in meta})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import pandas as pd
 from widemem_bench.timelines import templates as T
 from widemem_bench.timelines import vocab as V
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 DEFAULT_START = dt.datetime(2025, 1, 6)
 
@@ -50,7 +51,7 @@ _FULL_STORED_P = 0.2
 _USER_PATTERN = ("train",) * 14 + ("validation",) * 3 + ("holdout",) * 3
 
 
-def _pools(groups: dict[str, tuple[str, ...]], prefix: str) -> dict[str, dict[str, list[int]]]:
+def _pools(groups: Mapping[str, tuple[str, ...]], prefix: str) -> dict[str, dict[str, list[int]]]:
     out: dict[str, dict[str, list[int]]] = {}
     for key, fams in groups.items():
         splits = T.family_split(f"{prefix}.{key}", len(fams))
@@ -58,8 +59,46 @@ def _pools(groups: dict[str, tuple[str, ...]], prefix: str) -> dict[str, dict[st
     return out
 
 
-_UTTER_POOLS = _pools(T.UTTERANCES, "u")
-_QUESTION_POOLS = _pools(T.QUESTIONS, "q")
+@dataclass(frozen=True)
+class Phrasebook:
+    """The phrasings one user draws from: utterance, fact and question templates with the
+    template indices this user may use, and the prefixes of their family names.
+
+    World A's train and validation users share one set of templates (each split its own
+    families); the sealed holdout has a book of its own (``holdout_templates``); world B
+    has one book per voice (first person, agent notes in third person).
+    """
+
+    utterances: Mapping[str, tuple[str, ...]]
+    utter_pools: Mapping[str, list[int]]
+    facts: Mapping[str, tuple[str, str]]
+    questions: Mapping[str, tuple[str, ...]]
+    question_pools: Mapping[str, list[int]]
+    clauses: Mapping[str, tuple[str, ...]]
+    self_attributes: tuple[str, ...]
+    other_attributes: tuple[str, ...]
+    implied_by: Mapping[str, tuple[str, ...]]
+    utter_prefix: str = "u"
+    question_prefix: str = "q"
+    full_stored_p: float = _FULL_STORED_P
+    # Attributes whose values coexist (several pets at once); a new value adds, not replaces.
+    multi_valued: tuple[str, ...] = ()
+
+
+def _split_book(split: str) -> Phrasebook:
+    up, qp = _pools(T.UTTERANCES, "u"), _pools(T.QUESTIONS, "q")
+    return Phrasebook(T.UTTERANCES, {k: v[split] for k, v in up.items()}, T.FACTS,
+                      T.QUESTIONS, {k: v[split] for k, v in qp.items()}, T.FRUSTRATION_CLAUSES,
+                      T.SELF_ATTRIBUTES, T.OTHER_ATTRIBUTES, _IMPLIED_BY)
+
+
+def _holdout_book() -> Phrasebook:
+    return _split_book("holdout")
+
+
+BOOKS: dict[str, Phrasebook] = {"train": _split_book("train"),
+                                 "validation": _split_book("validation"),
+                                 "holdout": _holdout_book()}
 
 
 def _article(word: str) -> str:
@@ -100,6 +139,10 @@ class _Ev:
     fact_id: str = ""
     valid_to: int | None = None
     supersedes: str | None = None
+    multi: bool = False
+    # Multi-valued slots only: the coexisting value this one replaces (a correction).
+    replaces: _Ev | None = None
+    update_kind: str | None = None
 
 
 @dataclass
@@ -110,6 +153,7 @@ class _User:
     name: str
     rng: np.random.Generator
     span_min: int
+    book: Phrasebook
     events: list[_Ev] = field(default_factory=list)
     relatives: list[str] = field(default_factory=list)
     strangers: list[str] = field(default_factory=list)  # relatives never mentioned
@@ -125,22 +169,25 @@ class _User:
         return day * 1440 + int(self.rng.integers(8 * 60, 23 * 60))
 
     def utter(self, key: str, **fields: str) -> tuple[str, str]:
-        pool = _UTTER_POOLS[key][self.split]
+        pool = self.book.utter_pools[key]
         i = self.pick(pool)
-        return _cap(T.UTTERANCES[key][i].format(**fields)), f"u.{key}.{i}"
+        return (_cap(self.book.utterances[key][i].format(**fields)),
+                f"{self.book.utter_prefix}.{key}.{i}")
 
     def add(self, minute: int, kind: str, utter: tuple[str, str], fact_key: str | None,
             fields: dict[str, str], importance: int | None, subject: str | None,
             attribute: str | None, value: str | None, *, ymyl: tuple[str, str] | None = None,
-            oblique: bool = False, role: str = "canonical", gold_action: str | None = None) -> _Ev:
+            oblique: bool = False, role: str = "canonical", gold_action: str | None = None,
+            replaces: _Ev | None = None) -> _Ev:
         full = stripped = None
         if fact_key is not None:
-            f_full, f_str = T.FACTS[fact_key]
-            full = f_full.format(name=self.name, **fields)
-            stripped = f_str.format(name=self.name, **fields)
+            f_full, f_str = self.book.facts[fact_key]
+            fields = {"name": self.name, **fields}
+            full, stripped = f_full.format(**fields), f_str.format(**fields)
         ev = _Ev(minute, len(self.events), kind, utter[0], utter[1], full, stripped, importance,
                  ymyl[0] if ymyl else None, ymyl[1] if ymyl else None, subject, attribute, value,
-                 oblique, role, gold_action)
+                 oblique, role, gold_action, multi=attribute in self.book.multi_valued,
+                 replaces=replaces)
         self.events.append(ev)
         return ev
 
@@ -188,7 +235,7 @@ def _gen_events(u: _User, span: float) -> None:
         if k == 0:
             u.add(m, "move", u.utter("city_first", name=name, **f), "city", f, 8, "user", "city", city)
         elif rng.random() < 0.12:
-            clause = u.pick(T.FRUSTRATION_CLAUSES["city"]).format(**f)
+            clause = u.pick(u.book.clauses["city"]).format(**f)
             u.add(m, "frustration", u.utter("frustration_fact", clause=clause), "city", f, 8,
                   "user", "city", city, gold_action="recover_and_pin")
         else:
@@ -375,25 +422,40 @@ def _frustration_reassure(u: _User) -> None:
     """A frustrated restatement of a fact the user did state and that still holds."""
     if u.rng.random() >= 0.25:
         return
+    clauses = u.book.clauses
     canon = [e for e in u.events if e.role == "canonical" and e.subject == "user"
-             and e.attribute in T.FRUSTRATION_CLAUSES]
+             and e.attribute in clauses]
     if not canon:
         return
     ev = u.pick(canon)
-    later = [e.minute for e in u.events if e.role == "canonical" and e.subject == ev.subject
-             and e.attribute == ev.attribute and e.minute > ev.minute]
+    if ev.multi:  # only a correction of this very value ends it
+        later = [e.minute for e in u.events if e.replaces is ev]
+    else:
+        later = [e.minute for e in u.events if e.role == "canonical" and e.subject == ev.subject
+                 and e.attribute == ev.attribute and e.minute > ev.minute]
     hi = (min(later) if later else u.span_min) - 1440
     if hi - ev.minute < 2 * 1440:
         return
     m = u.minute(ev.minute / 1440 + 1, hi / 1440)
     val = ev.value or ""
-    f = {"city": val, "employer": val, "diet": val, "allergen": val, "med": val}
-    clause = u.pick(T.FRUSTRATION_CLAUSES[str(ev.attribute)]).format(**f)
+    # every placeholder of a clause names the restated value ({city}, {allergen}, ...)
+    clause = u.pick(clauses[str(ev.attribute)]).format_map(_Every(val))
     new = u.add(m, "frustration", u.utter("frustration_fact", clause=clause), None, {},
                 ev.importance, ev.subject, ev.attribute, ev.value, ymyl=None, role="restate",
                 gold_action="reassure")
     new.fact_full, new.fact_stripped = ev.fact_full, ev.fact_stripped
     new.ymyl_category, new.ymyl_strength = ev.ymyl_category, ev.ymyl_strength
+
+
+class _Every(dict):  # type: ignore[type-arg]
+    """A format mapping that gives one value for every key."""
+
+    def __init__(self, value: str) -> None:
+        super().__init__()
+        self.value = value
+
+    def __missing__(self, key: str) -> str:
+        return self.value
 
 
 def _finalise_events(u: _User, start: dt.datetime) -> list[dict[str, Any]]:
@@ -406,16 +468,43 @@ def _finalise_events(u: _User, start: dt.datetime) -> list[dict[str, Any]]:
             slots.setdefault((e.subject, e.attribute), []).append(e)
     for evs in slots.values():
         canon = [e for e in evs if e.role == "canonical"]
-        for prev, nxt in itertools.pairwise(canon):
-            prev.valid_to = nxt.minute
-            nxt.supersedes = prev.fact_id
+        if any(e.multi for e in evs):
+            # Values coexist; only an explicit correction ends one (and supersedes it).
+            for e in canon:
+                if e.replaces is not None:
+                    e.replaces.valid_to = e.minute
+                    e.supersedes = e.replaces.fact_id
+            for e in evs:
+                if e.role == "restate":
+                    src = [c for c in canon if c.value == e.value and c.minute <= e.minute]
+                    e.valid_to = src[-1].valid_to if src else None
+        else:
+            for prev, nxt in itertools.pairwise(canon):
+                prev.valid_to = nxt.minute
+                nxt.supersedes = prev.fact_id
+            for e in evs:
+                if e.role == "restate":
+                    later = [c.minute for c in canon if c.minute > e.minute]
+                    e.valid_to = min(later) if later else None
+        # What an update is to the memory already holding this slot (the resolver's gold):
+        # "new" (nothing current), "coexists" (added beside current values of a multi-valued
+        # attribute: no contradiction), "supersedes" (replaces a current value: a direct
+        # contradiction) or "restates" (repeats a current value).
         for e in evs:
+            if e.fact_stripped is None:
+                continue
             if e.role == "restate":
-                later = [c.minute for c in canon if c.minute > e.minute]
-                e.valid_to = min(later) if later else None
+                e.update_kind = "restates"
+            elif e.supersedes is not None:
+                e.update_kind = "supersedes"
+            elif any(c is not e and c.minute < e.minute and (c.valid_to is None or c.valid_to > e.minute)
+                     for c in canon):
+                e.update_kind = "coexists"
+            else:
+                e.update_kind = "new"
     # What a widemem-like extractor keeps: mostly the subject-stripped fact, sometimes the
     # full sentence with the user's name (llama-style extractors do both).
-    full_p = u.rng.random(len(u.events)) < _FULL_STORED_P
+    full_p = u.rng.random(len(u.events)) < u.book.full_stored_p
     rows = []
     for e, full in zip(u.events, full_p, strict=True):
         stored = e.fact_full if full else e.fact_stripped
@@ -431,6 +520,7 @@ def _finalise_events(u: _User, start: dt.datetime) -> list[dict[str, Any]]:
             "valid_to": start + dt.timedelta(minutes=e.valid_to) if e.valid_to is not None else None,
             "supersedes": e.supersedes, "oblique": e.oblique,
             "restatement": e.role == "restate", "gold_action": e.gold_action,
+            "multi_valued": e.multi, "update_kind": e.update_kind,
         })
     return rows
 
@@ -475,15 +565,16 @@ def _negatives(u: _User, st: _State) -> tuple[list[tuple[str, str]], list[tuple[
     hard: list[tuple[str, str]] = []
     other: list[tuple[str, str]] = []
     people = [*u.relatives, *u.strangers]
-    for attr in T.SELF_ATTRIBUTES:
-        if ("user", attr) in st.stated or any(("user", a) in st.stated for a in _IMPLIED_BY.get(attr, ())):
+    book = u.book
+    for attr in book.self_attributes:
+        if ("user", attr) in st.stated or any(("user", a) in st.stated for a in book.implied_by.get(attr, ())):
             continue
         if any(s != "user" and a == attr for (s, a) in st.valid):
             other.append(("user", attr))
         else:
             hard.append(("user", attr))
     for rel in people:
-        for attr in T.OTHER_ATTRIBUTES:
+        for attr in book.other_attributes:
             if (rel, attr) in st.stated:
                 continue
             if any(s not in ("user", rel) and a == attr for (s, a) in st.valid):
@@ -496,11 +587,12 @@ def _negatives(u: _User, st: _State) -> tuple[list[tuple[str, str]], list[tuple[
 def _slot_question(u: _User, slot: tuple[str, str], exclude: tuple[int, ...] = ()) -> tuple[str, str, int] | None:
     subject, attr = slot
     key = f"{attr}.{'self' if subject == 'user' else 'other'}"
-    pool = [i for i in _QUESTION_POOLS[key][u.split] if i not in exclude]
+    pool = [i for i in u.book.question_pools[key] if i not in exclude]
     if not pool:
         return None
     i = u.pick(pool)
-    return T.QUESTIONS[key][i].format(rel=subject), f"q.{key}.{i}", i
+    return (u.book.questions[key][i].format(rel=subject, name=u.name),
+            f"{u.book.question_prefix}.{key}.{i}", i)
 
 
 def _gold_mode(kind: str, text: str) -> str:
@@ -547,8 +639,9 @@ def _make_question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
                  distractors=_ids(dis))
         return q
     if kind in ("never_mentioned", "broad"):
-        i = u.pick(_QUESTION_POOLS[kind][u.split])
-        q.update(text=T.QUESTIONS[kind][i], family=f"q.{kind}.{i}", fam_idx=i)
+        i = u.pick(u.book.question_pools[kind])
+        q.update(text=u.book.questions[kind][i].format(name=u.name),
+                 family=f"{u.book.question_prefix}.{kind}.{i}", fam_idx=i)
         if kind == "broad":
             gold = sorted((e for evs in st.valid.values() for e in evs
                            if e.importance is not None and e.importance >= 4),
@@ -568,10 +661,11 @@ def _make_question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
             action = "apologize_and_ask"
         if base is None:
             return None
-        i = u.pick(_QUESTION_POOLS["frustration"][u.split])
+        i = u.pick(u.book.question_pools["frustration"])
+        prefix = u.book.questions["frustration"][i].format(name=u.name)
         base.update(kind="frustration", gold_action=action,
-                    text=f"{T.QUESTIONS['frustration'][i]} {_cap(base['text'])}",
-                    family=f"q.frustration.{i}+{base['family']}")
+                    text=f"{prefix} {_cap(base['text'])}",
+                    family=f"{u.book.question_prefix}.frustration.{i}+{base['family']}")
         return base
     raise ValueError(f"kind: unknown question kind {kind!r}")
 
@@ -659,7 +753,7 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "fact_id", "user_id", "split", "user_name", "at", "event_kind", "utterance",
     "utterance_family", "fact_full", "fact_stripped", "fact_stored", "importance", "ymyl_category",
     "ymyl_strength", "subject", "attribute", "value", "valid_from", "valid_to", "supersedes",
-    "oblique", "restatement", "gold_action",
+    "oblique", "restatement", "gold_action", "multi_valued", "update_kind",
 )
 QUESTION_COLUMNS: tuple[str, ...] = (
     "question_id", "user_id", "split", "asked_at", "session_id", "text", "kind", "subject",
@@ -686,7 +780,7 @@ def generate_tables(n_users: int, seed: int, span_days: int, start: dt.datetime,
     for i in it:
         rng = np.random.Generator(np.random.PCG64([seed, i]))
         name = V.FIRST_NAMES[int(rng.integers(len(V.FIRST_NAMES)))]
-        u = _User(i, f"u{i:04d}", splits[i], name, rng, span_days * 1440)
+        u = _User(i, f"u{i:04d}", splits[i], name, rng, span_days * 1440, BOOKS[splits[i]])
         _gen_events(u, float(span_days))
         _frustration_reassure(u)
         ev_rows.extend(_finalise_events(u, start))
@@ -702,10 +796,11 @@ def normalise_events(df: pd.DataFrame) -> pd.DataFrame:
     for c in ("at", "valid_from", "valid_to"):
         df[c] = pd.to_datetime(df[c]).astype("datetime64[us]")
     df["importance"] = df["importance"].astype("Int64")
-    for c in ("oblique", "restatement"):
+    for c in ("oblique", "restatement", "multi_valued"):
         df[c] = df[c].astype(bool)
     for c in EVENT_COLUMNS:
-        if c not in ("at", "valid_from", "valid_to", "importance", "oblique", "restatement"):
+        if c not in ("at", "valid_from", "valid_to", "importance", "oblique", "restatement",
+                     "multi_valued"):
             df[c] = df[c].astype(object).where(df[c].notna(), None)
     return df
 

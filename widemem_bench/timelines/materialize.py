@@ -15,7 +15,13 @@ from typing import Any
 import yaml
 
 from widemem_bench.provenance import REPO_ROOT
-from widemem_bench.timelines.dataset import Timelines, generate, load, version_name
+from widemem_bench.timelines.dataset import (
+    Timelines,
+    check_world,
+    generate,
+    load,
+    version_name,
+)
 from widemem_bench.timelines.generator import GENERATOR_VERSION
 
 CONFIG_DIR = REPO_ROOT / "configs" / "dataset"
@@ -27,7 +33,8 @@ def read_config(name: str = "timelines") -> dict[str, Any]:
     to the repository's ``datasets/`` folder)."""
     path = CONFIG_DIR / f"{name}.yaml"
     if not path.is_file():
-        raise ValueError(f"config: no dataset config {name!r} in {CONFIG_DIR}")
+        known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+        raise ValueError(f"dataset: unknown data set {name!r} (known: {known})")
     cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
     cfg["root"] = str(cfg["root"]).replace("${paths.data_dir}", str(REPO_ROOT / "datasets"))
     return dict(cfg)
@@ -50,14 +57,15 @@ def settings(cfg: Mapping[str, Any]) -> dict[str, Any]:
         root = REPO_ROOT / root
     return {"n_users": int(cfg["n_users"]), "seed": int(cfg["seed"]),
             "span_days": int(cfg["span_days"]),
-            "questions_per_user": int(cfg["questions_per_user"]), "start": start, "root": root}
+            "questions_per_user": int(cfg["questions_per_user"]), "start": start, "root": root,
+            "world": check_world(cfg.get("world", "a"))}
 
 
 def dataset_path(cfg: Mapping[str, Any]) -> Path:
     """Folder of the generated version a dataset config names (it may not exist yet)."""
     s = settings(cfg)
     return Path(s["root"]) / version_name(s["n_users"], s["seed"], s["span_days"],
-                                          s["questions_per_user"], s["start"])
+                                          s["questions_per_user"], s["start"], s["world"])
 
 
 def is_complete(path: Path, s: Mapping[str, Any]) -> bool:
@@ -67,8 +75,10 @@ def is_complete(path: Path, s: Mapping[str, Any]) -> bool:
     m = json.loads(manifest.read_text(encoding="utf-8"))
     want = {"generator_version": GENERATOR_VERSION, "n_users": s["n_users"], "seed": s["seed"],
             "span_days": s["span_days"], "questions_per_user": s["questions_per_user"],
-            "start": s["start"].isoformat()}
-    return all(m.get(k) == v for k, v in want.items())
+            "start": s["start"].isoformat(), "version": path.name}
+    world = s.get("world", "a")
+    # a manifest without a world predates world B: it is world A's
+    return all(m.get(k) == v for k, v in want.items()) and m.get("world", "a") == world
 
 
 def ensure_built(cfg: Mapping[str, Any], progress: bool = False) -> Path:
@@ -78,7 +88,7 @@ def ensure_built(cfg: Mapping[str, Any], progress: bool = False) -> Path:
     if is_complete(path, s):
         return path
     tl = generate(s["n_users"], s["seed"], span_days=s["span_days"], start=s["start"],
-                  questions_per_user=s["questions_per_user"], progress=progress)
+                  questions_per_user=s["questions_per_user"], progress=progress, world=s["world"])
     return tl.save(s["root"])
 
 

@@ -1,0 +1,215 @@
+"""World B (issue 13): same schema as the timelines, its own world, ground truth that holds."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from widemem_bench.timelines import (
+    GENERATOR_VERSION,
+    QUESTION_KINDS,
+    Timelines,
+    generate,
+    load,
+    materialize,
+)
+from widemem_bench.timelines import build as build_mod
+from widemem_bench.timelines import vocab as VA
+from widemem_bench.timelines import world_b as WB
+from widemem_bench.timelines import world_b_vocab as VB
+
+N = 60
+
+
+@pytest.fixture(scope="module")
+def wb() -> Timelines:
+    return generate(N, seed=0, world="b")
+
+
+@pytest.fixture(scope="module")
+def wa() -> Timelines:
+    return generate(20, seed=0)
+
+
+def _valid_at(fact: dict, t: pd.Timestamp) -> bool:
+    return fact["valid_from"] <= t and (pd.isna(fact["valid_to"]) or t < fact["valid_to"])
+
+
+# ---------------------------------------------------------------- schema and determinism
+def test_schema_equals_world_a(wb: Timelines, wa: Timelines) -> None:
+    for table in ("events", "questions"):
+        a, b = wa.table(table), wb.table(table)
+        assert list(a.columns) == list(b.columns), table
+        assert dict(a.dtypes) == dict(b.dtypes), table
+    assert set(wb.questions["kind"]) == set(QUESTION_KINDS)
+    assert set(wb.events["split"]) == set(wa.events["split"])
+    assert wb.events["fact_id"].is_unique and wb.questions["question_id"].is_unique
+
+
+def test_same_seed_same_world_other_seed_differs(wb: Timelines) -> None:
+    again = generate(N, seed=0, world="b")
+    pd.testing.assert_frame_equal(again.events, wb.events)
+    pd.testing.assert_frame_equal(again.questions, wb.questions)
+    other = generate(N, seed=1, world="b")
+    assert not other.events["utterance"].equals(wb.events["utterance"])
+
+
+def test_save_load_round_trip(wb: Timelines, tmp_path: Path) -> None:
+    path = wb.save(tmp_path)
+    assert path.name == f"b{WB.WORLD_B_VERSION}v{GENERATOR_VERSION}-n{N}-s0"
+    back = load(path)
+    pd.testing.assert_frame_equal(back.events, wb.events)
+    pd.testing.assert_frame_equal(back.questions, wb.questions)
+    assert back.meta == wb.meta and back.world == "b"
+    card = (path / "README.md").read_text(encoding="utf-8")
+    assert "Evaluation only" in card
+
+
+# ---------------------------------------------------------------- its own world
+def test_at_least_eight_attributes_world_a_lacks(wb: Timelines, wa: Timelines) -> None:
+    a_attrs = set(generate(60, seed=0).events["attribute"].dropna())
+    b_attrs = set(wb.events["attribute"].dropna())
+    new = b_attrs - a_attrs
+    assert len(new) >= 8, sorted(new)
+    assert set(WB.NEW_ATTRIBUTES) <= new
+    assert {"pet", "child", "language", "hobby", "vehicle", "school", "travel"} <= new
+    # partners' jobs: an occupation whose subject is a partner
+    ev = wb.events
+    assert ((ev["attribute"] == "occupation") & ev["subject"].isin(VB.PARTNERS)).any()
+
+
+def test_vocabulary_disjoint_from_world_a() -> None:
+    a_names = {*VA.FIRST_NAMES, *VA.FEMALE_NAMES, *VA.MALE_NAMES, *VA.NEUTRAL_NAMES}
+    assert not a_names & {*VB.PEOPLE, *VB.KIN_NAMES}
+    assert not {c for c, _ in VA.CITIES} & {c for c, _ in VB.CITIES}
+    assert not set(VA.EMPLOYERS) & set(VB.EMPLOYERS)
+    assert not {m for m, _ in VA.MEDICATIONS} & {m for m, _ in VB.MEDICATIONS}
+    a_conds = {*VA.CONDITIONS, *(c for _, c in VA.MEDICATIONS)}
+    assert not a_conds & {*VB.CONDITIONS, *(c for _, c in VB.MEDICATIONS)}
+    assert not {x for x, _ in VA.ALLERGENS} & {x for x, _ in VB.ALLERGENS}
+    assert not set(VA.RELATIVES) & {*VB.PARTNERS, *VB.KIN}
+
+
+def test_multi_valued_facts_coexist(wb: Timelines) -> None:
+    ev = wb.events
+    facts = ev[ev["fact_stripped"].notna()]
+    for attr in WB.MULTI_VALUED:
+        rows = facts[facts["attribute"] == attr]
+        assert rows["multi_valued"].all(), attr
+        assert (rows["update_kind"] == "coexists").any(), attr
+        # a coexisting fact leaves the earlier values valid
+        for r in rows[rows["update_kind"] == "coexists"].head(5).to_dict("records"):
+            same = facts[(facts["user_id"] == r["user_id"]) & (facts["attribute"] == attr)
+                         & (facts["at"] < r["at"])]
+            assert any(_valid_at(f, r["at"]) for f in same.to_dict("records")), r["fact_id"]
+    assert not facts.loc[~facts["attribute"].isin(WB.MULTI_VALUED), "multi_valued"].any()
+    # answerable questions about a multi-valued slot can need several facts
+    q = wb.questions
+    multi = q[(q["kind"] == "answerable") & q["attribute"].isin(WB.MULTI_VALUED)]
+    assert (multi["gold_fact_ids"].map(len) >= 2).any()
+
+
+def test_contradictions_are_marked(wb: Timelines) -> None:
+    ev = wb.events.set_index("fact_id")
+    sup = ev[ev["update_kind"] == "supersedes"]
+    assert len(sup) > 0
+    assert sup["supersedes"].notna().all()
+    for fid, r in sup.iterrows():
+        old = ev.loc[r["supersedes"]]
+        assert (old["user_id"], old["subject"], old["attribute"]) == (r["user_id"], r["subject"], r["attribute"])
+        assert old["valid_to"] == r["at"], fid
+    # a corrected allergy or swapped hobby ends that value only
+    multi_sup = sup[sup["attribute"].isin(WB.MULTI_VALUED)]
+    assert len(multi_sup) > 0
+    # and oblique updates exist ("finally traded the Subaru for ...")
+    assert (sup["oblique"] & (sup["attribute"] == "vehicle")).any()
+    assert set(ev["update_kind"].dropna()) == {"new", "coexists", "supersedes", "restates"}
+
+
+def test_first_and_third_person(wb: Timelines) -> None:
+    ev, q = wb.events, wb.questions
+    named = [n in u for n, u in zip(ev["user_name"], ev["utterance"], strict=True)]
+    first = ev["utterance"].str.contains(r"\b(?:I|I'm|I've|my|My|me|We|we)\b", regex=True)
+    assert sum(named) > 100 and first.sum() > 100
+    names = ev.drop_duplicates("user_id").set_index("user_id")["user_name"]
+    q_named = [names[u] in t for u, t in zip(q["user_id"], q["text"], strict=True)]
+    q_first = q["text"].str.contains(r"\b(?:I|my|me)\b", regex=True)
+    assert sum(q_named) > 200 and q_first.sum() > 200
+    # a name in both the fact and the question: the stored facts keep the name often
+    full = ev[ev["fact_stored"].notna() & (ev["fact_stored"] == ev["fact_full"])]
+    assert len(full) > 0.2 * ev["fact_stored"].notna().sum()
+
+
+# ---------------------------------------------------------------- ground truth
+def test_gold_valid_and_negatives_unstated(wb: Timelines) -> None:
+    ev, q = wb.events, wb.questions
+    idx = {r["fact_id"]: r for r in ev.to_dict("records")}
+    for r in q[q["kind"].isin(["answerable", "stale_probe"])].to_dict("records"):
+        assert r["gold_fact_ids"], r["question_id"]
+        for fid in r["gold_fact_ids"]:
+            f = idx[fid]
+            assert (f["user_id"], f["subject"], f["attribute"]) == (r["user_id"], r["subject"], r["attribute"])
+            assert _valid_at(f, r["asked_at"]), (r["question_id"], fid)
+    for r in q[q["kind"] == "stale_probe"].to_dict("records"):
+        assert r["stale_fact_ids"] and not set(r["stale_fact_ids"]) & set(r["gold_fact_ids"])
+    stated = ev[ev["fact_stripped"].notna()]
+    neg = q[q["kind"].isin(["hard_negative", "other_person", "never_mentioned"])]
+    assert (neg["gold_fact_ids"].map(len) == 0).all()
+    for r in q[q["kind"].isin(["hard_negative", "other_person"])].to_dict("records"):
+        same = stated[(stated["user_id"] == r["user_id"]) & (stated["at"] <= r["asked_at"])
+                      & (stated["subject"] == r["subject"]) & (stated["attribute"] == r["attribute"])]
+        assert same.empty, r["question_id"]
+    for r in q[q["kind"] == "other_person"].to_dict("records"):
+        others = [idx[f] for f in r["distractor_fact_ids"]]
+        assert any(f["attribute"] == r["attribute"] and f["subject"] != r["subject"] for f in others)
+
+
+# ---------------------------------------------------------------- build, config, errors
+def test_config_and_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = materialize.read_config("world_b")
+    assert cfg["world"] == "b" and cfg["n_users"] == 300 and cfg["seed"] == 0
+    args = ["--config", "world_b", "--n-users", "4", "--out", str(tmp_path)]
+    assert build_mod.main(args) == 0
+    assert "built" in capsys.readouterr().out
+    (path,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert path.name.startswith("b") and load(path).world == "b"
+    assert build_mod.main(args) == 0
+    assert "already built" in capsys.readouterr().out
+    # a stale build (another generator version in its manifest) is rebuilt
+    man = path / "manifest.json"
+    m = json.loads(man.read_text())
+    man.write_text(json.dumps({**m, "generator_version": "0"}))
+    assert build_mod.main(args) == 0
+    assert "built" in capsys.readouterr().out
+    assert json.loads(man.read_text())["generator_version"] == m["generator_version"]
+
+
+def test_unknown_world_and_dataset_are_one_line_errors() -> None:
+    with pytest.raises(ValueError, match=r"world: unknown world 'c' \(known: a = .*b = ") as e:
+        generate(2, world="c")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match=r"dataset: unknown data set 'world_c' \(known: .*world_b") as e2:
+        materialize.read_config("world_c")
+    assert "\n" not in str(e2.value)
+    with pytest.raises(ValueError, match="world"):
+        materialize.settings({**materialize.read_config("world_b"), "world": "z"})
+
+
+def test_generation_speed_extrapolates_under_30s() -> None:
+    t0 = time.perf_counter()
+    generate(30, seed=3, world="b")
+    assert (time.perf_counter() - t0) * 10 < 30.0
+
+
+@pytest.mark.slow
+def test_make_data_both_worlds_under_30s(tmp_path: Path) -> None:
+    t0 = time.perf_counter()
+    for world in ("a", "b"):
+        tl = generate(300, seed=0, world=world)
+        tl.save(tmp_path / world)
+        assert len(tl.questions) == 300 * 40
+    assert time.perf_counter() - t0 < 30.0
