@@ -17,7 +17,12 @@ from widemem_bench.answerability.features_v2 import (
     query_features_v2,
 )
 from widemem_bench.answerability.model import AnswerabilityModel, fit_model
-from widemem_bench.answerability.subject import agreement, mask_subject, memory_subject, query_subject
+from widemem_bench.answerability.subject import (
+    agreement,
+    mask_subject,
+    memory_subject,
+    query_subject,
+)
 from widemem_bench.answerability.v2 import (
     ScorerV2,
     encoder_fn,
@@ -164,9 +169,9 @@ def test_file_round_trip_and_bad_files(tmp_path) -> None:
     with pytest.raises(ValueError, match="cutoffs"):
         load_scorer_v2("b", tmp_path)
     (tmp_path / "c.json").write_text("{")
-    with pytest.raises(ValueError, match="c.json"):
+    with pytest.raises(ValueError, match=r"c\.json"):
         load_scorer_v2("c", tmp_path)
-    with pytest.raises(ValueError, match="answerability.fit embedder=nothing"):
+    with pytest.raises(ValueError, match=r"answerability\.fit embedder=nothing"):
         load_scorer_v2("nothing", tmp_path)
     v1_features = {**s.model.to_dict(), "features": ["x"] * N_FEATURES_V2}
     with pytest.raises(ValueError, match="features"):

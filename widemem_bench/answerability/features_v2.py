@@ -27,7 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from widemem_bench.answerability.subject import agreement, mask_subject, memory_subject, query_subject
+from widemem_bench.answerability.subject import (
+    agreement,
+    mask_subject,
+    memory_subject,
+    query_subject,
+)
 
 Encode = Callable[[Sequence[str], str], np.ndarray]
 

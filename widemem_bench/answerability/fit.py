@@ -77,7 +77,8 @@ def choose_cutoffs(prob: np.ndarray, y: np.ndarray, kinds: np.ndarray, targets: 
 
     fit = cal.fit_thresholds(prob, y, targets=targets, delta=delta, method="binomial")
     fit, caps = apply_cap(fit, prob, y, kinds, CAP)
-    info = {b: {"threshold": float(bf.threshold), "certified": bool(bf.certified)} for b, bf in fit.bands.items()}
+    info: dict[str, Any] = {b: {"threshold": float(bf.threshold), "certified": bool(bf.certified)}
+                            for b, bf in fit.bands.items()}
     info["caps"] = {k: {kk: (float(vv) if isinstance(vv, (int, float, np.floating)) else vv) for kk, vv in v.items()}
                     for k, v in caps.items()}
     th = tuple(float(t) for t in fit.thresholds)

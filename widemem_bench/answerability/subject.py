@@ -58,7 +58,7 @@ FUNCTION_WORDS = QUESTION_WORDS | frozenset({
     "do", "does", "did", "have", "has", "had", "can", "could", "would", "should", "will", "shall", "may",
     "might", "must", "not", "no", "yes", "any", "some", "all", "every", "each", "also", "just", "still",
     "now", "ok", "okay", "hey", "hi", "hello", "please", "thanks", "remind", "tell", "recall", "remember",
-    "know", "again", "so", "well", "oh", "actually", "anyway", "btw",
+    "know", "again", "well", "oh", "actually", "anyway", "btw",
 })
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*(?:'[A-Za-z]+)?|:")
 
@@ -131,9 +131,8 @@ def names_in(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     out: list[str] = []
     for i, w in enumerate(_split(text)):
         b = _bare(w)
-        if b in known or (i > 0 and _is_name_shape(w)):
-            if b not in out:
-                out.append(b)
+        if (b in known or (i > 0 and _is_name_shape(w))) and b not in out:
+            out.append(b)
     return out
 
 

@@ -37,6 +37,9 @@ SET_ORDER = ("world A holdout", "world B", "fixture stored, train", "fixture sto
              "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")
 # Unanswerable kinds pooled per set (the fixture's "unrelated" included).
 NEGATIVE = "unanswerable"
+# Cells whose set a design decision of that method saw (reports/DESIGN_LOG.md): marked in the table.
+SEEN_BY_DESIGN = {"answerability v2": ("world A holdout", "fixture stored, train", "fixture stored, holdout",
+                                       "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")}
 
 
 def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: Any, fixture_path: Any) -> list[Any]:
@@ -155,6 +158,8 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
         "cluster bootstrap by user (LoCoMo: by conversation; the fixture has 4 train and 2 holdout users, so "
         "its intervals are coarse). Fixture forms: facts as widemem stored them, and with the person's name "
         "stripped. LoCoMo: each turn one memory \"Speaker: text\"; no method reads the speaker list.", "",
+        "† a design decision of this method was made after seeing a figure on this set "
+        "(reports/DESIGN_LOG.md); world B was first measured after v2's last change.", "",
         f"Command: `{command}`.", "",
     ]
     for metric, title, pct in (("auroc", "AUROC", False), ("recall", "Recall at MODERATE+", True),
@@ -168,7 +173,8 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
             cells = []
             for s in sets:
                 r = part[part["set"] == s]
-                cells.append(_ci(r.iloc[0], metric, pct) if len(r) else "n/a")
+                mark = " †" if s in SEEN_BY_DESIGN.get(m, ()) else ""
+                cells.append(_ci(r.iloc[0], metric, pct) + mark if len(r) else "n/a")
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["Counts on widemem's fixture (hard negatives at MODERATE+ / answerable at MODERATE+):", "",
@@ -182,9 +188,9 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
         for s in sets:
             if not s.startswith("fixture"):
                 continue
-            r = part[part["set"] == s].iloc[0]
-            cells.append(f"{r['hard_negative_moderate_plus']}/{r['n_hard_negative']} · "
-                         f"{r['answerable_moderate_plus']}/{r['n_answerable']}")
+            row = part[part["set"] == s].iloc[0]
+            cells.append(f"{row['hard_negative_moderate_plus']}/{row['n_hard_negative']} · "
+                         f"{row['answerable_moderate_plus']}/{row['n_answerable']}")
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
     lines.append("")
     return "\n".join(lines) + "\n"
