@@ -23,7 +23,9 @@ from widemem_bench.timelines import (
     quiet_days,
 )
 from widemem_bench.timelines import build as build_mod
+from widemem_bench.timelines import holdout_templates as H
 from widemem_bench.timelines import templates as T
+from widemem_bench.timelines import vocab as V
 
 N = 60  # three full 20-user split patterns: 42 train / 9 validation / 9 holdout
 
@@ -150,6 +152,59 @@ def test_users_split_disjoint_and_holdout_families_unseen_in_train(tl_any: Timel
     utt = {s: set(ev.loc[ev["split"] == s, "utterance_family"]) for s in T.SPLITS}
     templated = {s: {f for f in fams if f.split(".")[1] in T.UTTERANCES} for s, fams in utt.items()}
     assert not templated["holdout"] & templated["train"]
+
+
+# ---------------------------------------------------------------- sealed holdout (issue 13)
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{[a-z_]+\}", template)
+    return re.compile("^" + ".+".join(re.escape(p) for p in parts) + "$")
+
+
+def test_holdout_templates_mirror_and_never_repeat_train() -> None:
+    for mine, theirs in ((H.UTTERANCES, T.UTTERANCES), (H.FACTS, T.FACTS), (H.QUESTIONS, T.QUESTIONS),
+                         (H.FRUSTRATION_CLAUSES, T.FRUSTRATION_CLAUSES)):
+        assert set(mine) == set(theirs)
+    fields = re.compile(r"\{([a-z_]+)\}")
+    for key, fams in H.UTTERANCES.items():
+        allowed = {f for t in T.UTTERANCES[key] for f in fields.findall(t)} | {"name"}
+        assert all(set(fields.findall(t)) <= allowed for t in fams), key
+    for key, fams in H.QUESTIONS.items():
+        assert len(fams) >= 3, key  # quiet-frustration rephrases need distinct phrasings
+    old = {t for group in (T.UTTERANCES, T.QUESTIONS) for fams in group.values() for t in fams}
+    old |= {t for pair in T.FACTS.values() for t in pair}
+    new = {t for group in (H.UTTERANCES, H.QUESTIONS) for fams in group.values() for t in fams}
+    new |= {t for pair in H.FACTS.values() for t in pair}
+    assert not old & new
+    stored = {x[2] for x in V.CONDITION_OBLIQUE} | {x[i] for x in V.LEGAL for i in (2, 4)}
+    assert set(H.STORED_TEXTS) == stored and not set(H.STORED_TEXTS.values()) & stored
+
+
+def test_holdout_is_sealed_on_memory_and_question_side(tl: Timelines) -> None:
+    ev, q = tl.events, tl.questions
+    hold_ev, rest_ev = ev[ev["split"] == "holdout"], ev[ev["split"] != "holdout"]
+    hold_pats = [_pattern(f) for _, f in H.FACTS.values()]
+    rest_pats = [_pattern(f) for _, f in T.FACTS.values()]
+    frust = {e["fact_stripped"] for e in ev.to_dict("records") if e["gold_action"] == "reassure"}
+    for facts, pats, extra in ((hold_ev, hold_pats, set(H.STORED_TEXTS.values())),
+                               (rest_ev, rest_pats, set(H.STORED_TEXTS))):
+        for f in facts["fact_stripped"].dropna():
+            assert f in extra or f in frust or any(p.match(f) for p in pats), f
+    # no train / validation stored fact has a holdout shape, and no holdout fact a train one
+    leaked = [f for f in rest_ev["fact_stripped"].dropna() if any(p.match(f) for p in hold_pats)]
+    assert not leaked, leaked[:3]
+    held = [f for f in hold_ev["fact_stripped"].dropna() if f not in frust and any(p.match(f) for p in rest_pats)]
+    assert not held, held[:3]
+    fam = hold_ev["utterance_family"]
+    templated = fam[fam.str.split(".").str[1].isin(list(T.UTTERANCES))]
+    assert templated.str.startswith("uh.").all() and len(templated) > 0
+    parts = {p for f in q.loc[q["split"] == "holdout", "template_family"] for p in f.split("+")}
+    assert parts and all(p.startswith("qh.") for p in parts)
+    rest = {p for f in q.loc[q["split"] != "holdout", "template_family"] for p in f.split("+")}
+    assert not any(p.startswith("qh.") for p in rest)
+    # the retired families (family_split's "holdout" positions in templates.py) are unused
+    for p in rest:
+        key, i = p.split(".", 1)[1].rsplit(".", 1)
+        assert T.family_split(f"q.{key}", len(T.QUESTIONS[key]))[int(i)] != "holdout", p
 
 
 # ---------------------------------------------------------------- ground truth

@@ -13,6 +13,7 @@ from widemem_bench.timelines import (
     GENERATOR_VERSION,
     QUESTION_KINDS,
     Timelines,
+    check_fittable,
     generate,
     load,
     materialize,
@@ -125,7 +126,7 @@ def test_contradictions_are_marked(wb: Timelines) -> None:
     # a corrected allergy or swapped hobby ends that value only
     multi_sup = sup[sup["attribute"].isin(WB.MULTI_VALUED)]
     assert len(multi_sup) > 0
-    # and oblique updates exist ("finally traded the Subaru for ...")
+    # and oblique updates exist (a vehicle traded in without naming the attribute)
     assert (sup["oblique"] & (sup["attribute"] == "vehicle")).any()
     assert set(ev["update_kind"].dropna()) == {"new", "coexists", "supersedes", "restates"}
 
@@ -197,6 +198,37 @@ def test_unknown_world_and_dataset_are_one_line_errors() -> None:
     assert "\n" not in str(e2.value)
     with pytest.raises(ValueError, match="world"):
         materialize.settings({**materialize.read_config("world_b"), "world": "z"})
+
+
+def test_build_cli_bad_config_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert build_mod.main(["--config", "world_c"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: dataset: unknown data set 'world_c' (known: ") and "world_b" in err
+    assert err.count("\n") == 1
+
+
+def test_fitting_on_world_b_is_refused() -> None:
+    check_fittable("a")
+    with pytest.raises(ValueError, match="world 'b' is evaluation-only; calibration fits on world A") as e:
+        check_fittable("b", "calibration")
+    assert "\n" not in str(e.value)
+
+
+def test_output_independent_of_python_hash_seed(tmp_path: Path) -> None:
+    import hashlib
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from widemem_bench.timelines import generate; t = generate(6, seed=2, world='b'); "
+            "print(hashlib.sha256((t.events.to_csv() + t.questions.to_csv()).encode()).hexdigest())")
+    outs = set()
+    for hs in ("1", "2"):
+        env = {"PYTHONHASHSEED": hs, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True, cwd=tmp_path)
+        outs.add(res.stdout.strip())
+    assert len(outs) == 1 and hashlib.sha256(b"").hexdigest() not in outs
 
 
 def test_generation_speed_extrapolates_under_30s() -> None:

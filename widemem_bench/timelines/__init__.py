@@ -8,6 +8,7 @@
 from widemem_bench.timelines.dataset import (
     WORLDS,
     Timelines,
+    check_fittable,
     check_world,
     generate,
     load,
@@ -29,6 +30,7 @@ __all__ = [
     "QUESTION_KINDS",
     "WORLDS",
     "Timelines",
+    "check_fittable",
     "check_world",
     "dataset_path",
     "ensure_built",

@@ -11,6 +11,7 @@ alone; a missing or stale one is (re)built. Prints each path.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -54,8 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="root folder (the version folder goes inside)")
     ap.add_argument("--force", action="store_true", help="rebuild even if complete")
     args = ap.parse_args(argv)
-    for name in args.config or DEFAULT_CONFIGS:
-        build_one(name, args.n_users, args.seed, args.out, args.force)
+    try:
+        for name in args.config or DEFAULT_CONFIGS:
+            build_one(name, args.n_users, args.seed, args.out, args.force)
+    except ValueError as exc:  # bad config or argument: one line, nothing half-written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -42,15 +42,23 @@ def check_world(world: object) -> str:
     return str(world)
 
 
+def check_fittable(world: str, what: str = "this") -> None:
+    """Refuse to fit on world B: it is for evaluation only (issue 13). Call it where a
+    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``)."""
+    if check_world(world) != "a":
+        raise ValueError(f"dataset: world {world!r} is evaluation-only; {what} fits on world A "
+                         "train / validation only (dataset=timelines or timelines_small)")
+
+
 def world_version(world: str = "a") -> str:
-    """Version prefix of a world's folders: ``v2`` (world A), ``b1v2`` (world B v1 on the
-    shared ground-truth machinery of generator v2: a change to either rebuilds it)."""
+    """Version prefix of a world's folders: ``v3`` (world A), ``b1v3`` (world B v1 on the
+    shared ground-truth machinery of generator v3: a change to either rebuilds it)."""
     return f"v{GENERATOR_VERSION}" if check_world(world) == "a" else f"b{WORLD_B_VERSION}v{GENERATOR_VERSION}"
 
 
 def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
                  start: dt.datetime = DEFAULT_START, world: str = "a") -> str:
-    """Folder name of a generated set: ``v2-n300-s0`` (world B: ``b1v2-n300-s0``), plus
+    """Folder name of a generated set: ``v3-n300-s0`` (world B: ``b1v3-n300-s0``), plus
     suffixes for non-default options."""
     name = f"{world_version(world)}-n{n_users}-s{seed}"
     if span_days != _DEFAULTS["span_days"]:

@@ -16,10 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench.timelines import holdout_templates as H
 from widemem_bench.timelines import templates as T
 from widemem_bench.timelines import vocab as V
 
-GENERATOR_VERSION = "2"
+# 1: issue 4. 2: event columns multi_valued / update_kind (issue 13). 3: the sealed
+# holdout (holdout_templates.py); train and validation rows are unchanged since 1.
+GENERATOR_VERSION = "3"
 
 DEFAULT_START = dt.datetime(2025, 1, 6)
 
@@ -83,6 +86,8 @@ class Phrasebook:
     full_stored_p: float = _FULL_STORED_P
     # Attributes whose values coexist (several pets at once); a new value adds, not replaces.
     multi_valued: tuple[str, ...] = ()
+    # Rewordings of the stored text of vocabulary-driven facts (oblique conditions, legal).
+    stored_texts: Mapping[str, str] = field(default_factory=dict)
 
 
 def _split_book(split: str) -> Phrasebook:
@@ -93,7 +98,14 @@ def _split_book(split: str) -> Phrasebook:
 
 
 def _holdout_book() -> Phrasebook:
-    return _split_book("holdout")
+    # The sealed holdout (generator v3): phrasings of its own on the memory side
+    # (utterances, stored facts) and the question side. The families ``family_split``
+    # gives to "holdout" in templates.py are retired: nobody draws them.
+    utter = {k: list(range(len(v))) for k, v in H.UTTERANCES.items()}
+    questions = {k: list(range(len(v))) for k, v in H.QUESTIONS.items()}
+    return Phrasebook(H.UTTERANCES, utter, H.FACTS, H.QUESTIONS, questions,
+                      H.FRUSTRATION_CLAUSES, T.SELF_ATTRIBUTES, T.OTHER_ATTRIBUTES, _IMPLIED_BY,
+                      utter_prefix="uh", question_prefix="qh", stored_texts=H.STORED_TEXTS)
 
 
 BOOKS: dict[str, Phrasebook] = {"train": _split_book("train"),
@@ -363,6 +375,7 @@ def _gen_ymyl(u: _User, span: float) -> None:
             ev = u.add(u.minute(day, day), "ymyl", (_cap(said) + ".", f"u.condition_oblique.{i}"),
                        None, {}, 8, "user", "condition", value, ymyl=("health", "strong"),
                        oblique=True)
+            stored = u.book.stored_texts.get(stored, stored)
             ev.fact_full, ev.fact_stripped = f"{u.name} {stored}", stored
         else:
             f = {"cond": u.pick(V.CONDITIONS)}
@@ -391,6 +404,7 @@ def _gen_ymyl(u: _User, span: float) -> None:
         fam = f"u.legal_{'oblique' if oblique else 'plain'}.{i}"
         ev = u.add(u.minute(day, day), "ymyl", (_cap(said) + ".", fam), None, {}, 8,
                    "user", "legal", value, ymyl=("legal", "strong"), oblique=oblique)
+        stored = u.book.stored_texts.get(stored, stored)
         ev.fact_full, ev.fact_stripped = f"{u.name} {stored}", stored
 
 

@@ -7,6 +7,12 @@ holdout in every generated version. A user of a split only ever sees families of
 that split, which is what lets a threshold tuned on train be judged on wording it
 never saw.
 
+Since generator v3 (issue 13) the holdout is sealed: holdout users draw every phrasing,
+stored facts included, from ``holdout_templates.py``. The families below that
+``family_split`` assigns to "holdout" are retired (they had leaked into method code and
+tests); no user draws them. They stay in the lists so that every other family keeps its
+index and split, and train / validation generation stays byte-identical.
+
 Placeholders: {name} user's first name, {city}, {old_city}, {where} (a region with its
 preposition, e.g. "on the East Coast"), {employer}, {old_employer}, {a_role} (role with
 its article), {rel} (relative), {rname}, {allergen}, {med}, {old_med}, {cond}, {doc},

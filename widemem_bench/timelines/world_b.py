@@ -275,8 +275,9 @@ def _gen_people(u: _User, span: float) -> None:
                 u.add(u.minute(day, day), "relation", u.utter("rel_name", **f), "rel_name", f, 5,
                       rel, "name", f["rname"])
     u.relatives = people
-    others = [p for p in (*BV.PARTNERS[:2], *kin) if p not in people]
-    u.strangers = others[:2]
+    # people never mentioned, asked about all the same: hard negatives ("what's my aunt called?")
+    unmentioned = [p for p in (*kin, u.pick(BV.PARTNERS)) if p not in people]
+    u.strangers = [unmentioned[int(i)] for i in rng.permutation(len(unmentioned))[:2]]
 
 
 def _gen_events(u: _User, span: float) -> None:

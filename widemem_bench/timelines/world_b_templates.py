@@ -306,11 +306,11 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
 
 # Restated facts inside frustration messages, per attribute (every placeholder is the value).
 CLAUSES_1: dict[str, tuple[str, ...]] = {
-    "city": ("I live in {city}", "home is {city}"),
-    "occupation": ("my job is {job}", "I work as a {job}"),
-    "vehicle": ("I drive a {vehicle}", "my vehicle is a {vehicle}"),
-    "allergy": ("{allergen} gives me a reaction", "I'm allergic to {allergen}"),
-    "medication": ("I take {med}", "I'm on {med}"),
+    "city": ("my address is in {city}", "home is {city}"),
+    "occupation": ("my job is {job}", "I earn my living as a {job}"),
+    "vehicle": ("I get around in a {vehicle}", "my vehicle is a {vehicle}"),
+    "allergy": ("{allergen} gives me a reaction", "{allergen} is on my allergy list"),
+    "medication": ("{med} is part of my daily routine", "my pills are {med}"),
 }
 CLAUSES_3: dict[str, tuple[str, ...]] = {
     "city": ("they live in {city}", "they are based in {city}"),

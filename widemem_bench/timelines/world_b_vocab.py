@@ -86,7 +86,7 @@ SCHOOLS: tuple[tuple[str, str], ...] = (
     ("Larchmont Polytechnic", "a part-time engineering degree"),
     ("St Brendan's College", "an evening nursing course"),
     ("the Open Conservatory", "music theory"),
-    ("Haverford Night School", "bookkeeping"),
+    ("Haverford Night School", "payroll accounting"),
     ("the Kestrel Flight Academy", "a private pilot licence"),
     ("Ashgrove Community College", "welding certification"),
     ("the Institute of Applied Linguistics", "a translation diploma"),
@@ -98,8 +98,8 @@ SCHOOLS: tuple[tuple[str, str], ...] = (
 # Trip destinations (travel plans).
 DESTINATIONS: tuple[str, ...] = (
     "the Faroe Islands", "Patagonia", "Zanzibar", "Hokkaido", "the Azores", "Sri Lanka",
-    "Lapland", "Cappadocia", "Montenegro", "the Galápagos", "Jordan", "Mongolia", "Svalbard",
-    "Madagascar", "Bhutan", "the Dolomites",
+    "Lapland", "Cappadocia", "Montenegro", "the Galápagos", "Mongolia", "Svalbard",
+    "Madagascar", "Bhutan", "the Dolomites", "Oman",
 )
 MONTHS: tuple[str, ...] = (
     "February", "March", "April", "June", "August", "September", "October", "November",
@@ -111,7 +111,7 @@ PET_KINDS: tuple[str, ...] = (
     "border collie", "ragdoll cat", "tortoise", "dachshund", "ferret", "lop-eared rabbit",
 )
 PET_NAMES: tuple[str, ...] = (
-    "Pickle", "Mango", "Biscuit", "Waffles", "Juniper", "Pudding", "Socks", "Nacho", "Clementine",
+    "Pimento", "Mango", "Tapioca", "Waffles", "Juniper", "Pudding", "Socks", "Nacho", "Clementine",
     "Ziggy", "Bramble", "Tofu", "Pretzel", "Marzipan", "Parsnip", "Gherkin",
 )
 

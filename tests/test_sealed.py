@@ -1,0 +1,176 @@
+"""Sealed sets (issue 13): no holdout or world-B phrasing, and no distinctive world-B
+word, appears in method code or tests.
+
+Collects every template of world A's sealed holdout (``timelines/holdout_templates.py``:
+utterances, stored facts, questions, clauses, stored rewordings) and of world B
+(``timelines/world_b_templates.py``), plus world B's distinctive vocabulary, and scans
+every text file under ``widemem_bench/`` (except ``widemem_bench/timelines/``, where
+they live) and ``tests/`` (except this file). A template is split at its placeholders
+into literal fragments; a fragment is searched for (case-insensitive, whitespace and
+quotes normalised, adjacent string literals joined, whole words) when it has 6+ words,
+or 3+ words of which 2+ are not function words (so "what is the name of" is plain
+English, not a hit; "took my ... on last spring" is). A template without placeholders
+(most questions) counts whole from 3 words. Vocabulary items are searched as whole words when
+distinctive: two or more words, a capitalised name, or 9+ letters (so "pottery" or
+"Korean" is not a hit, "Harbourline Ambulance Trust" or "gabapentin" is).
+
+``ALLOWED`` lists the hits that were already in the tree when world B was written
+(widemem_bench at 9fe8ea3): general drug and condition names in the YMYL lexicon, which
+is written from general medical knowledge and predates world B. Any other hit fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from widemem_bench.timelines import holdout_templates as H
+from widemem_bench.timelines import world_b_templates as BT
+from widemem_bench.timelines import world_b_vocab as BV
+
+ROOT = Path(__file__).resolve().parents[1]
+SCANNED = (ROOT / "widemem_bench", ROOT / "tests")
+EXEMPT = (ROOT / "widemem_bench" / "timelines", Path(__file__).resolve())
+TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".cfg"}
+MIN_WORDS, MIN_CONTENT_WORDS, ALWAYS_WORDS = 3, 2, 6
+# Closed-class English words: a fragment made of these plus one noun is plain English.
+_FUNCTION_TEXT = """
+a an the and or but if so to of in on at by for from with about as into over after before
+than then that this these those there here what which who whom whose where when why how
+is am are was were be been being do does did have has had will would can could should
+may might must shall i me my mine you your yours he him his she her hers it its we us
+our they them their not no yes any some all again still just now up out off very too
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+
+# Hits present before world B existed (see the docstring): (file, string) pairs.
+ALLOWED: frozenset[tuple[str, str]] = frozenset(
+    [("widemem_bench/engine/ymyl_lexicon.py", w) for w in (
+        "ibuprofen", "lamotrigine", "bipolar disorder", "valproate", "allopurinol", "febuxostat",
+        "colchicine", "propranolol", "mesalamine", "ulcerative colitis", "tamsulosin",
+        "methotrexate", "psoriatic arthritis", "gabapentin", "pregabalin", "spironolactone",
+        "pcos", "endometriosis", "fibromyalgia", "osteoporosis", "long covid", "narcolepsy")]
+    + [("tests/test_engine_policy.py", "ibuprofen"), ("tests/test_ymyl_lexicon.py", "bipolar disorder")]
+)
+
+
+def _strings(obj: object) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, (tuple, list)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _norm(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    # "what did I name " "my houseplant?" (adjacent literals, maybe across lines) -> one string
+    text = re.sub(r"([\"'])\s*\n?\s*(?:f|r|rf|fr)?\1", "", text)
+    return re.sub(r"\s+", " ", text).lower()
+
+
+def fragments(template: str) -> list[str]:
+    """Literal runs of a template between placeholders that are specific enough to search
+    for; a template without placeholders (most questions) counts whole from 3 words."""
+    whole = _norm(template).strip(" .,;:!?()-\"'")
+    if "{" not in template and len(whole.split()) >= 3:
+        return [whole]
+    out = []
+    for part in re.split(r"\{[a-z_]+\}", template):
+        frag = _norm(part).strip(" .,;:!?()-\"'")
+        words = frag.split()
+        content = [w for w in words if w.strip(".,;:!?()'\"") not in FUNCTION_WORDS]
+        if len(words) >= ALWAYS_WORDS or (len(words) >= MIN_WORDS and len(content) >= MIN_CONTENT_WORDS):
+            out.append(frag)
+    return out
+
+
+def _distinctive(item: str) -> bool:
+    return len(item.split()) >= 2 or item[:1].isupper() or len(item) >= 9
+
+
+def sealed_phrases() -> dict[str, str]:
+    """Fragment -> where it comes from."""
+    out: dict[str, str] = {}
+    for source, groups in (
+        ("holdout", (H.UTTERANCES, H.QUESTIONS, H.FACTS, H.FRUSTRATION_CLAUSES, list(H.STORED_TEXTS.values()))),
+        ("world B", (BT.UTTERANCES_1, BT.UTTERANCES_3, BT.QUESTIONS_1, BT.QUESTIONS_3, BT.FACTS,
+                     BT.CLAUSES_1, BT.CLAUSES_3)),
+    ):
+        for s in _strings(groups):
+            for frag in fragments(s):
+                out.setdefault(frag, f"{source} template {s!r}")
+    return out
+
+
+def world_b_words() -> dict[str, str]:
+    items: dict[str, str] = {}
+    for name in ("PEOPLE", "KIN_NAMES", "CITIES", "EMPLOYERS", "OCCUPATIONS", "VEHICLES", "SCHOOLS",
+                 "DESTINATIONS", "PET_NAMES", "ALLERGENS", "MEDICATIONS", "CONDITIONS", "DINNERS",
+                 "PODCASTS"):
+        for s in _strings(getattr(BV, name)):
+            if _distinctive(s):
+                items.setdefault(_norm(s), f"world B vocabulary {name}: {s!r}")
+    return items
+
+
+def scanned_files() -> Iterable[Path]:
+    for top in SCANNED:
+        for p in sorted(top.rglob("*")):
+            if not p.is_file() or p.suffix not in TEXT_SUFFIXES:
+                continue
+            if any(p.resolve() == e or e in p.resolve().parents for e in EXEMPT):
+                continue
+            yield p
+
+
+def scan(files: Iterable[Path]) -> list[str]:
+    """One line per hit: file, the sealed string, where it comes from."""
+    phrases, words = sealed_phrases(), world_b_words()
+    # one alternation each (longest first), run once per file; whole words only
+    word_re, phrase_re = (
+        re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(group, key=len, reverse=True))
+                   + r")(?![\w-])")
+        for group in (words, phrases))
+    hits = []
+    for p in files:
+        text = _norm(p.read_text(encoding="utf-8", errors="replace"))
+        rel = str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+        found = dict.fromkeys(m.group(1) for m in phrase_re.finditer(text))
+        hits += [f"{rel}: {frag!r} ({phrases[frag]})" for frag in found if (rel, frag) not in ALLOWED]
+        found = dict.fromkeys(m.group(1) for m in word_re.finditer(text))
+        hits += [f"{rel}: {w!r} ({words[w]})" for w in found if (rel, w) not in ALLOWED]
+    return hits
+
+
+def test_collection_is_not_empty() -> None:
+    phrases, words = sealed_phrases(), world_b_words()
+    assert sum(src.startswith("holdout") for src in phrases.values()) > 100
+    assert sum(src.startswith("world B") for src in phrases.values()) > 200
+    assert len(words) > 150
+    # common words are not scanned for; distinctive names are
+    assert "pottery" not in words and "korean" not in words and "sesame" not in words
+    assert "harbourline ambulance trust" in words and "gabapentin" in words
+
+
+def test_scan_finds_a_pasted_string(tmp_path: Path) -> None:
+    holdout_q = H.QUESTIONS["never_mentioned"][0]  # a short one: "how tall am I?"
+    b_note = BT.UTTERANCES_1["pet_add_more"][2].format(a_pet_kind="a cat", pet="Y")
+    f = tmp_path / "leak.py"
+    f.write_text(f'WORDS = ("{holdout_q}",\n    "{b_note}", "{BV.EMPLOYERS[0]}")\n', encoding="utf-8")
+    hits = scan([f])
+    assert any("holdout template" in h for h in hits), hits
+    assert any("world B template" in h for h in hits), hits
+    assert any("world B vocabulary" in h for h in hits), hits
+
+
+def test_no_sealed_string_in_code_or_tests() -> None:
+    hits = scan(scanned_files())
+    if hits:
+        pytest.fail(f"{len(hits)} sealed string(s) outside widemem_bench/timelines/:\n" + "\n".join(hits))
