@@ -200,3 +200,13 @@ def test_committed_v2_file_loads() -> None:
     assert s.model.features == FEATURES_V2
     assert s.meta["dataset"]["fitted_on"] == "train"
     assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
+
+
+def test_fit_refuses_world_b_and_bad_keys() -> None:
+    from widemem_bench.answerability.fit import main, parse_args
+
+    with pytest.raises(ValueError, match="evaluation-only"):
+        main(["embedder=minilm-l6", "dataset=world_b", "install=false"])
+    with pytest.raises(ValueError, match="unknown key 'holdout'"):
+        parse_args(["holdout=true"])
+    assert parse_args(["embedder=a,b", "prototypes=true"]).embedders == ("a", "b")

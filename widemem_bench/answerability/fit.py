@@ -29,7 +29,7 @@ import pandas as pd
 
 from widemem_bench.answerability.features_v2 import FEATURES_V2, Prototypes, fit_prototypes
 from widemem_bench.answerability.model import fit_model
-from widemem_bench.answerability.sets import Searches, load_world, world_searches
+from widemem_bench.answerability.sets import Searches, load_world, load_world_config, world_searches
 from widemem_bench.answerability.subject import mask_subject
 from widemem_bench.answerability.v2 import ScorerV2, feature_rows, save_scorer_v2, scorer_path
 
@@ -87,13 +87,20 @@ def choose_cutoffs(prob: np.ndarray, y: np.ndarray, kinds: np.ndarray, targets: 
 
 def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | None = None) -> tuple[ScorerV2, pd.DataFrame]:
     """The v2 scorer of one embedder, and a per-question frame (train and validation only)."""
-    from widemem_bench.calibrate import _embedder
+    from widemem_bench.embedders import load_embedder
     from widemem_bench.metrics import auroc
+
+    from widemem_bench.timelines import check_fittable
 
     if tl is None or meta is None:
         tl, meta = load_world(opts.dataset)
+    check_fittable(str(meta.get("world", "a")), "answerability v2")
     t0 = time.perf_counter()
-    emb = _embedder(name, tl.events)
+    emb = load_embedder(name)
+    if hasattr(emb, "fit"):
+        # tfidf: vocabulary from the train split's stored memory texts only.
+        ev = tl.events
+        emb.fit(ev.loc[ev["split"] == "train", "fact_stripped"].dropna().astype(str).tolist())
     s = world_searches(tl, emb, opts.dataset)
     # The holdout split is sealed: nothing below reads it.
     s = s.subset(s.frame["split"].isin(("train", "validation")).to_numpy())
@@ -153,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    from widemem_bench.timelines import check_fittable
+
+    check_fittable(str(load_world_config(opts.dataset).get("world", "a")), "answerability v2")
     tl, meta = load_world(opts.dataset)
     for name in opts.embedders:
         scorer, _ = fit_v2(name, opts, tl, meta)

@@ -51,6 +51,13 @@ class Searches:
                         [self.contents[i] for i in idx], [self.cosines[i] for i in idx])
 
 
+def load_world_config(dataset: str = "timelines") -> dict[str, Any]:
+    """A world's dataset config (``configs/dataset/<name>.yaml``) as a dict."""
+    from widemem_bench.timelines.materialize import read_config
+
+    return read_config(dataset)
+
+
 def load_world(dataset: str = "timelines") -> tuple[Any, dict[str, Any]]:
     """(Timelines, meta) of a world by dataset config name, built on first use."""
     from widemem_bench.experiments.data import load_dataset
