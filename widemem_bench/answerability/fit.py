@@ -89,7 +89,6 @@ def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | N
     """The v2 scorer of one embedder, and a per-question frame (train and validation only)."""
     from widemem_bench.embedders import load_embedder
     from widemem_bench.metrics import auroc
-
     from widemem_bench.timelines import check_fittable
 
     if tl is None or meta is None:
