@@ -76,5 +76,5 @@ def test_markdown_has_every_method_and_set() -> None:
     assert "1/2 · 3/3" in md
     assert "`cmd`" in md
     # v2's cells on sets a design decision saw are marked.
-    assert "| answerability v2 | 0.700 [0.600, 0.800] †" in md
+    assert "| answerability v2 | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] † |" in md
     assert transfer_markdown(pd.DataFrame()) == ""
