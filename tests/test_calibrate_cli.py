@@ -106,7 +106,7 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     assert again.thresholds == c.thresholds and again.answerability_thresholds == c.answerability_thresholds
     monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path)
     emb = load_embedder("hash-test", cache=False)
-    eng = MemoryEngine(emb, EngineConfig(thresholds="calibrated", confidence="answerability"))
+    eng = MemoryEngine(emb, EngineConfig(thresholds="calibrated", confidence="answerability_v1"))
     eng.add_fact("lives in Boston", "u")
     res = eng.search("where do I live?", "u")
     assert res.thresholds == c.thresholds

@@ -29,7 +29,8 @@ DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "t
 # the first one fills.
 CORE = (("compare_embedders", True), ("calibrate", True), ("sweep_thresholds", True),
         ("sweep_decay", False), ("sweep_weights", False))
-OPTIONAL = ("contradiction", "ymyl_decay", "frustration", "locomo", "peer", "perf", "resolver_transfer")
+OPTIONAL = ("contradiction", "ymyl_decay", "frustration", "locomo", "peer", "perf", "resolver_transfer",
+            "transfer")
 
 
 def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tuple[str, list[str]]]:

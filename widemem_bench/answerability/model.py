@@ -18,8 +18,11 @@ from typing import Any
 import numpy as np
 
 from widemem_bench.answerability.features import FEATURES
+from widemem_bench.answerability.features_v2 import FEATURES_V2
 
 MODEL_KIND = "logistic_regression+platt"
+# v1's features and v2's (`answerability.v2`): a stored model must name one of them in order.
+KNOWN_FEATURE_SETS: tuple[tuple[str, ...], ...] = (FEATURES, FEATURES_V2)
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,8 @@ class AnswerabilityModel:
                 raise ValueError(f"model {key} has {len(getattr(self, key))} values for {n} features")
         if self.kind != MODEL_KIND:
             raise ValueError(f"model kind must be {MODEL_KIND!r}, got {self.kind!r}")
-        if tuple(self.features) != FEATURES:
-            raise ValueError(f"model features {list(self.features)} differ from this version's {list(FEATURES)}")
+        if tuple(self.features) not in KNOWN_FEATURE_SETS:
+            raise ValueError(f"model features {list(self.features)} are neither v1's {list(FEATURES)} nor v2's {list(FEATURES_V2)}")
         # Folded once: prob = sigmoid(x . w_eff + b_eff).
         w = np.asarray(self.coef) / np.asarray(self.scale)
         object.__setattr__(self, "_w", self.platt_a * w)
@@ -103,6 +106,7 @@ def fit_model(
     c: float = 1.0,
     n_folds: int = 5,
     seed: int = 0,
+    features: tuple[str, ...] = FEATURES,
 ) -> tuple[AnswerabilityModel, np.ndarray]:
     """Fit on (x, y); returns the model and out-of-fold calibrated probabilities of x.
 
@@ -114,8 +118,8 @@ def fit_model(
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y).astype(bool)
-    if x.ndim != 2 or x.shape[1] != len(FEATURES) or x.shape[0] != y.shape[0]:
-        raise ValueError(f"x must be (n, {len(FEATURES)}) matching y, got {x.shape} and {y.shape}")
+    if x.ndim != 2 or x.shape[1] != len(features) or x.shape[0] != y.shape[0]:
+        raise ValueError(f"x must be (n, {len(features)}) matching y, got {x.shape} and {y.shape}")
     if y.all() or not y.any():
         raise ValueError("y must hold both answerable and unanswerable questions")
     if c <= 0:
@@ -144,7 +148,7 @@ def fit_model(
     mu, sd = standardise(x)
     final = lr().fit((x - mu) / sd, y)
     model = AnswerabilityModel(
-        features=FEATURES,
+        features=tuple(features),
         mean=tuple(float(v) for v in mu),
         scale=tuple(float(v) for v in sd),
         coef=tuple(float(v) for v in final.coef_[0]),

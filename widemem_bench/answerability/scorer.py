@@ -90,6 +90,8 @@ def assess_confidence(
     model_id: str | None = None,
     thresholds: tuple[float, float, float] | None = None,
     embedder: str | None = None,
+    version: str = "answerability_v1",
+    encoder: Any = None,
 ) -> str:
     """Confidence band ("high" / "moderate" / "low" / "none") of one search.
 
@@ -98,8 +100,24 @@ def assess_confidence(
     registry name whose calibration file holds the model; without it the file is
     found by ``model_id``. ``thresholds`` (the similarity thresholds) are not used:
     the probability has its own cut-offs, fitted with the same targets.
+
+    ``version``: "answerability_v1" (this module's scorer, in the calibration file)
+    or "answerability" (v2, `answerability.v2`, in its own file; it embeds the masked
+    texts with ``encoder``, the engine's embedder, or the registry's when None).
     """
     del thresholds  # the answerability bands use their own calibrated cut-offs
+    if version == "answerability":
+        from widemem_bench.answerability.v2 import assess_confidence_v2, encoder_fn
+
+        if embedder is None:
+            raise ValueError("assess_confidence: answerability v2 needs embedder= (registry name)")
+        if encoder is None:
+            from widemem_bench.embedders import load_embedder
+
+            encoder = load_embedder(embedder)
+        return assess_confidence_v2(query, results, embedder=embedder, encode=encoder_fn(encoder))
+    if version != "answerability_v1":
+        raise ValueError(f"version must be 'answerability' or 'answerability_v1', got {version!r}")
     if embedder is None:
         if model_id is None:
             raise ValueError("assess_confidence needs embedder= (registry name) or model_id=")

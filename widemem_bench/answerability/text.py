@@ -1,4 +1,8 @@
-"""Cheap text analysis for the answerability features: tokens, subject, topic and intent.
+"""Cheap text analysis for answerability v1's features: tokens, subject, topic and intent.
+
+v1 only (``confidence="answerability_v1"``), kept unchanged for comparison: its topic
+lists were written around the synthetic timelines' attributes, which is why v1 does
+not transfer (see reports/transfer.md). v2 (`features_v2`, `subject`) uses none of them.
 
 Everything here is plain string work over small fixed word lists, cached per text,
 so a query's features cost microseconds. The lists are general English words for
@@ -157,8 +161,8 @@ def subject_of(words: list[str], *, query: bool) -> str:
     subject, so only the first three words count there.
 
     A query names its subject after "my": "where does my sister live?" (a relation),
-    "what's my go-to drink?" (an attribute of the user), "what did I name my
-    houseplant?" (a thing that is neither: "other", which no memory matches).
+    "what's my go-to drink?" (an attribute of the user), "what colour is my
+    bicycle?" (a thing that is neither: "other", which no memory matches).
     """
     if not query:
         for i in range(min(3, len(words))):
@@ -209,8 +213,8 @@ def analyse(text: str, query: bool = False) -> TextInfo:
     content = frozenset(stem(w) for w in words if w not in STOPWORDS and w not in RELATIONS and len(w) > 1)
     topics = word_topics(words)
     if query:
-        # Generic verbs ("live", "take", "have a plan") name a topic only when nothing more
-        # specific does: "is there a chronic condition I live with?" asks about a condition.
+        # Generic verbs ("live", "take") name a topic only when nothing more specific
+        # does: "which illness do I live with?" asks about a condition.
         strong = word_topics([w for w in words if w not in WEAK_CUES])
         if strong:
             topics = strong

@@ -21,7 +21,7 @@ from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, vali
 
 RESOLVERS: tuple[str, ...] = ("append", "rule", "oracle", "llm")
 EXTRACTORS: tuple[str, ...] = ("verbatim", "rule", "llm")
-CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability")
+CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability", "answerability_v1")
 AGE_SOURCES: tuple[str, ...] = ("clock", "insert")
 UNCERTAINTY_MODES: tuple[str, ...] = ("strict", "helpful", "creative")
 WEIGHT_SUM_TOLERANCE = 1e-6
@@ -124,8 +124,9 @@ class EngineConfig:
       1 >= high >= moderate >= low >= 0. Equal values are allowed (an empty
       band), as widemem compares with ``>=``. An explicit triple is not
       overridden by the environment.
-    - ``confidence``: "similarity" (widemem: raw cosine of the top result)
-      or "answerability" (the project's scorer).
+    - ``confidence``: "similarity" (widemem: raw cosine of the top result),
+      "answerability" (the project's scorer, v2: subject-masked similarity, no
+      topic lists) or "answerability_v1" (the first scorer, kept for comparison).
     - ``uncertainty_mode``: strict | helpful | creative (widemem: helpful).
 
     YMYL (off by default, as in widemem)

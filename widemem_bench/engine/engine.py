@@ -609,7 +609,7 @@ class MemoryEngine:
         ranked: Sequence[ScoredMemory],
         thresholds: tuple[float, float, float],
     ) -> Confidence:
-        if self.config.confidence == "answerability":
+        if self.config.confidence.startswith("answerability"):  # v2, or "answerability_v1"
             return self._answerability(query, ranked, thresholds)
         top = ranked[0].raw_similarity_score if ranked else None
         return confidence_from_similarity(top, thresholds)
@@ -631,4 +631,5 @@ class MemoryEngine:
             )
         # embedder= (registry name): calibration files, which hold the scorer, are named by it.
         return Confidence(assess(query, ranked, model_id=self.embedder.model_id, thresholds=thresholds,
-                                 embedder=self.embedder.name))
+                                 embedder=self.embedder.name, version=self.config.confidence,
+                                 encoder=self.embedder))

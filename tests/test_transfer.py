@@ -1,0 +1,80 @@
+"""Transfer table: one cell's figures, the searches of a set, the markdown, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from widemem_bench.answerability.sets import Searches, strip_name
+from widemem_bench.experiments.transfer import METHODS, cell, method_scores, transfer_markdown
+
+
+def test_cell_counts_and_intervals() -> None:
+    kinds = np.array(["answerable"] * 4 + ["hard_negative"] * 2 + ["never_mentioned"] * 2)
+    score = np.array([0.9, 0.8, 0.7, 0.2, 0.6, 0.1, 0.3, 0.05])
+    bands = np.array([3, 2, 2, 0, 2, 0, 1, 0])
+    groups = np.array(["u1", "u1", "u2", "u2", "u1", "u2", "u1", "u2"])
+    r = cell(score, bands, kinds, groups, n_boot=50, seed=0)
+    assert r["recall"] == pytest.approx(3 / 4)
+    assert r["false_confidence"] == pytest.approx(1 / 4)  # one of four unanswerable at MODERATE+
+    assert r["hard_negative_moderate_plus"] == 1 and r["n_hard_negative"] == 2
+    assert r["answerable_moderate_plus"] == 3
+    # AUROC: 14 of 16 (answerable, unanswerable) pairs ordered right (0.2 sits below 0.6 and 0.3).
+    assert r["auroc"] == pytest.approx(14 / 16)
+    assert r["auroc_lo"] <= r["auroc"] <= r["auroc_hi"]
+
+
+def test_strip_name() -> None:
+    assert strip_name("Oskar coaches a rowing team", "oskar") == "coaches a rowing team"
+    assert strip_name("Oskar's aunt sells pottery", "oskar") == "aunt sells pottery"
+    assert strip_name("Oskar", "oskar") == "Oskar"  # nothing left: unchanged
+    assert strip_name("Oskarina bakes", "oskar") == "Oskarina bakes"  # whole words only
+
+
+def test_method_scores_similarity_rows() -> None:
+    from widemem_bench.embedders import load_embedder
+
+    emb = load_embedder("hash-test", cache=False)
+    frame = pd.DataFrame({"query": ["q1", "q2"], "top1": [0.65, 0.25], "kind": ["answerable", "hard_negative"],
+                          "group": ["a", "b"]})
+    s = Searches("toy", frame, [["m"], ["m"]], [[0.65], [0.25]])
+
+    class Cal:
+        thresholds = (0.7, 0.5, 0.2)
+
+    out = method_scores(s, emb, cal=Cal(), v1=None, v2=None)
+    assert set(out) == {"widemem bands", "calibrated thresholds"}
+    # hash-test has no entry in widemem's table: its default 0.60 / 0.50 / 0.30.
+    assert out["widemem bands"][1].tolist() == [3, 0]
+    assert out["calibrated thresholds"][1].tolist() == [2, 1]
+
+
+def test_searches_length_mismatch_is_an_error() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        Searches("x", pd.DataFrame({"query": ["a"]}), [], [])
+
+
+def _table() -> pd.DataFrame:
+    rows = []
+    for m in METHODS:
+        for s in ("world A holdout", "fixture stripped, train", "LoCoMo"):
+            rows.append({"set": s, "method": m, "embedder": "e", "n_answerable": 3, "n_unanswerable": 2,
+                         "auroc": 0.7, "auroc_lo": 0.6, "auroc_hi": 0.8, "recall": 0.5, "recall_lo": 0.4,
+                         "recall_hi": 0.6, "false_confidence": 0.1, "false_confidence_lo": 0.0,
+                         "false_confidence_hi": 0.2, "hard_negative_moderate_plus": 1, "n_hard_negative": 2,
+                         "answerable_moderate_plus": 3})
+    return pd.DataFrame(rows)
+
+
+def test_markdown_has_every_method_and_set() -> None:
+    md = transfer_markdown(_table(), command="cmd")
+    for m in METHODS:
+        assert f"| {m} |" in md
+    assert "| method | world A holdout | fixture stripped, train | LoCoMo |" in md
+    assert "0.700 [0.600, 0.800]" in md and "50% [40, 60]" in md
+    assert "1/2 · 3/3" in md
+    assert "`cmd`" in md
+    # v2's cells on sets a design decision saw are marked.
+    assert "| answerability v2 | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] † |" in md
+    assert transfer_markdown(pd.DataFrame()) == ""
