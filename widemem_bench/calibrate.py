@@ -282,8 +282,10 @@ def _embedder(name: str, events: pd.DataFrame) -> Any:
 
     emb = load_embedder(name)
     if hasattr(emb, "fit"):
-        # tfidf: vocabulary from the stored memory texts (never from the questions).
-        emb.fit(events["fact_stripped"].dropna().astype(str).tolist())
+        # tfidf: vocabulary from the train users' stored memory texts only (never from the
+        # questions, nor from the holdout, whose fact phrasings are sealed).
+        train = events[events["split"] == "train"] if "split" in events.columns else events
+        emb.fit(train["fact_stripped"].dropna().astype(str).tolist())
     return emb
 
 
@@ -421,6 +423,9 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
     secs: dict[str, float] = {}
     if tl is None or meta is None:
         tl, meta = _load_data(opts.dataset)
+    from widemem_bench.timelines.dataset import check_fittable
+
+    check_fittable(getattr(tl, "world", "a"), "calibration")
     emb = _embedder(name, tl.events)
     pq, x = per_query(tl, emb)
     secs["prepare"] = time.perf_counter() - t0
