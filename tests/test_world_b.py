@@ -288,3 +288,23 @@ def test_generated_text_reads_as_english(wb: Timelines) -> None:
     texts = [*ev["utterance"].dropna(), *ev["fact_stored"].dropna(), *ev["fact_full"].dropna(), *q["text"]]
     bad = [t for t in texts if re.search(r"\ba [aeiou]|\bthe the\b|\bin (above|on|at) |classes at", t, re.I)]
     assert bad == []
+
+
+def test_calibration_refuses_world_b(wb: Timelines, tmp_path: Path) -> None:
+    """The documented guard acts: calibrating (CLI or experiment=calibrate) on world B is a
+    one-line error before anything is embedded, fitted or written."""
+    from widemem_bench import calibrate as cli
+    from widemem_bench.experiments import calibrate as exp
+
+    opts = cli.Options(out=tmp_path)
+    with pytest.raises(ValueError, match="evaluation-only; calibration fits on world A") as e:
+        cli.calibrate_embedder("hash-test", opts, wb, {"version": "x", "sha256": "x"})
+    assert "\n" not in str(e.value)
+
+    class Ctx:
+        def timelines(self) -> Timelines:
+            return wb
+
+    with pytest.raises(ValueError, match="evaluation-only; calibration fits on world A"):
+        exp.run({}, Ctx())  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
