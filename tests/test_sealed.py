@@ -10,7 +10,11 @@ into literal fragments; a fragment is searched for (case-insensitive, whitespace
 quotes normalised, adjacent string literals joined, whole words) when it has 6+ words,
 or 3+ words of which 2+ are not function words (so "what is the name of" is plain
 English, not a hit; "took my ... on last spring" is). A template without placeholders
-(most questions) counts whole from 3 words. Vocabulary items are searched as whole words when
+(most questions) counts whole from 3 words. A template with placeholders is also searched
+for as a whole, each placeholder (or format field, whatever its name) read as ``{}``, when
+its literal words number 2+ with a content word among them and world A's own
+``templates.py`` has no template of that shape: so a copied "where is {name} based now?"
+or "Dinner was {x}." is a hit although no fragment of it is long enough. Vocabulary items are searched as whole words when
 distinctive: two or more words, a capitalised name, or 9+ letters (so "pottery" or
 "Korean" is not a hit, "Harbourline Ambulance Trust" or "gabapentin" is).
 
@@ -28,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from widemem_bench.timelines import holdout_templates as H
+from widemem_bench.timelines import templates as A
 from widemem_bench.timelines import world_b_templates as BT
 from widemem_bench.timelines import world_b_vocab as BV
 
@@ -91,6 +96,25 @@ def fragments(template: str) -> list[str]:
     return out
 
 
+# A format field: {name}, {0}, {x!r}, {v:.2f}, {row['city']} (never a dict literal: those open with a quote)
+_FIELD = re.compile(r"\{[A-Za-z_0-9][^{}\n\"]*\}")
+
+
+def shape(template: str) -> str | None:
+    """The template with every placeholder as ``{}``, when specific enough to search for."""
+    if "{" not in template:
+        return None
+    s = _FIELD.sub("{}", _norm(template)).strip(" .,;:!?()-\"'")
+    words = s.replace("{}", " ").split()
+    content = [w for w in words if w.strip(".,;:!?()'\"") not in FUNCTION_WORDS]
+    return s if len(words) >= 2 and content else None
+
+
+def _world_a_shapes() -> frozenset[str]:
+    return frozenset(filter(None, (shape(s) for s in _strings((A.UTTERANCES, A.QUESTIONS, A.FACTS,
+                                                                 A.FRUSTRATION_CLAUSES)))))
+
+
 def _distinctive(item: str) -> bool:
     return len(item.split()) >= 2 or item[:1].isupper() or len(item) >= 9
 
@@ -106,6 +130,23 @@ def sealed_phrases() -> dict[str, str]:
         for s in _strings(groups):
             for frag in fragments(s):
                 out.setdefault(frag, f"{source} template {s!r}")
+    return out
+
+
+def sealed_shapes() -> dict[str, str]:
+    """Template shape (placeholders as ``{}``) -> where it comes from; world A's own shapes
+    (the templates train and validation use) are not sealed."""
+    out: dict[str, str] = {}
+    world_a = _world_a_shapes()
+    for source, groups in (
+        ("holdout", (H.UTTERANCES, H.QUESTIONS, H.FACTS, H.FRUSTRATION_CLAUSES)),
+        ("world B", (BT.UTTERANCES_1, BT.UTTERANCES_3, BT.QUESTIONS_1, BT.QUESTIONS_3, BT.FACTS,
+                     BT.CLAUSES_1, BT.CLAUSES_3)),
+    ):
+        for s in _strings(groups):
+            sh = shape(s)
+            if sh is not None and sh not in world_a:
+                out.setdefault(sh, f"{source} template {s!r}")
     return out
 
 
@@ -132,18 +173,20 @@ def scanned_files() -> Iterable[Path]:
 
 def scan(files: Iterable[Path]) -> list[str]:
     """One line per hit: file, the sealed string, where it comes from."""
-    phrases, words = sealed_phrases(), world_b_words()
+    phrases, words, shapes = sealed_phrases(), world_b_words(), sealed_shapes()
     # one alternation each (longest first), run once per file; whole words only
-    word_re, phrase_re = (
+    word_re, phrase_re, shape_re = (
         re.compile(r"(?<![\w-])(" + "|".join(re.escape(w) for w in sorted(group, key=len, reverse=True))
                    + r")(?![\w-])")
-        for group in (words, phrases))
+        for group in (words, phrases, shapes))
     hits = []
     for p in files:
         text = _norm(p.read_text(encoding="utf-8", errors="replace"))
         rel = str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
         found = dict.fromkeys(m.group(1) for m in phrase_re.finditer(text))
         hits += [f"{rel}: {frag!r} ({phrases[frag]})" for frag in found if (rel, frag) not in ALLOWED]
+        found = dict.fromkeys(m.group(1) for m in shape_re.finditer(_FIELD.sub("{}", text)))
+        hits += [f"{rel}: {sh!r} ({shapes[sh]})" for sh in found if (rel, sh) not in ALLOWED]
         found = dict.fromkeys(m.group(1) for m in word_re.finditer(text))
         hits += [f"{rel}: {w!r} ({words[w]})" for w in found if (rel, w) not in ALLOWED]
     return hits
@@ -168,6 +211,24 @@ def test_scan_finds_a_pasted_string(tmp_path: Path) -> None:
     assert any("holdout template" in h for h in hits), hits
     assert any("world B template" in h for h in hits), hits
     assert any("world B vocabulary" in h for h in hits), hits
+
+
+def test_scan_finds_a_copied_short_template(tmp_path: Path) -> None:
+    """Templates with no fragment long enough are still caught when copied with their
+    placeholders, whatever the placeholders are renamed to."""
+    short = [s for s in _strings((BT.QUESTIONS_3, BT.UTTERANCES_1, BT.FACTS, H.FACTS))
+             if not fragments(s) and shape(s) is not None and shape(s) not in _world_a_shapes()]
+    assert len(short) > 50
+    for i, s in enumerate(short):
+        renamed = re.sub(r"\{[a-z_]+\}", "{row.value!r}", s)
+        f = tmp_path / f"leak{i}.py"
+        f.write_text(f'PATTERNS = [\n    "{s}",\n]\nX = f"{renamed}"\n', encoding="utf-8")
+        hits = scan([f])
+        assert len(hits) >= 1 and all("template" in h for h in hits), (s, hits)
+    # world A's own templates stay usable: a training shape is no hit
+    ok = tmp_path / "train.py"
+    ok.write_text(f'T = "{A.FACTS["city"][0]}"\n', encoding="utf-8")
+    assert scan([ok]) == []
 
 
 def test_no_sealed_string_in_code_or_tests() -> None:

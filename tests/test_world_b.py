@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -245,3 +246,65 @@ def test_make_data_both_worlds_under_30s(tmp_path: Path) -> None:
         tl.save(tmp_path / world)
         assert len(tl.questions) == 300 * 40
     assert time.perf_counter() - t0 < 30.0
+
+
+# ---------------------------------------------------------------- its own, readable phrasings
+def _shape(template: str) -> str:
+    s = re.sub(r"\{[a-z_]+\}", "{}", template.lower()).strip(" .,;:!?")
+    for short, full in (("what's", "what is"), ("where's", "where is"), ("i'm", "i am")):
+        s = s.replace(short, full)
+    return s
+
+
+def test_templates_are_not_copies_of_world_a() -> None:
+    """No world B template is a world A (or sealed holdout) template with its placeholders
+    renamed: "{name} lives in {city}." was world A's stored fact, "what's my {rel} called?"
+    a train question."""
+    from widemem_bench.timelines import holdout_templates as H
+    from widemem_bench.timelines import templates as A
+    from widemem_bench.timelines import world_b_templates as BT
+
+    def strings(*groups: object) -> list[str]:
+        out: list[str] = []
+        for g in groups:
+            for v in (g.values() if isinstance(g, dict) else g):  # type: ignore[attr-defined]
+                out += [v] if isinstance(v, str) else list(v)
+        return out
+
+    world_a = {_shape(s) for s in strings(A.UTTERANCES, A.QUESTIONS, A.FACTS, A.FRUSTRATION_CLAUSES,
+                                          H.UTTERANCES, H.QUESTIONS, H.FACTS, H.FRUSTRATION_CLAUSES)}
+    copies = [s for s in strings(BT.UTTERANCES_1, BT.UTTERANCES_3, BT.QUESTIONS_1, BT.QUESTIONS_3,
+                                 BT.FACTS, BT.CLAUSES_1, BT.CLAUSES_3) if _shape(s) in world_a]
+    assert copies == []
+
+
+def test_generated_text_reads_as_english(wb: Timelines) -> None:
+    """Regions fill "lives in {region}", clauses and hobbies take no hard-coded article:
+    no "lives in above <region>", "as a <vowel-initial job>", "the the <destination>"."""
+    preps = ("above ", "on ", "in ", "at ", "by ", "near ", "along ")
+    assert [r for _, r in VB.CITIES if r.startswith(preps)] == []
+    assert [v for v, _ in VB.VEHICLES if v[0].lower() in "aeiou"] == []  # "a {vehicle}" in clauses
+    ev, q = wb.events, wb.questions
+    texts = [*ev["utterance"].dropna(), *ev["fact_stored"].dropna(), *ev["fact_full"].dropna(), *q["text"]]
+    bad = [t for t in texts if re.search(r"\ba [aeiou]|\bthe the\b|\bin (above|on|at) |classes at", t, re.I)]
+    assert bad == []
+
+
+def test_calibration_refuses_world_b(wb: Timelines, tmp_path: Path) -> None:
+    """The documented guard acts: calibrating (CLI or experiment=calibrate) on world B is a
+    one-line error before anything is embedded, fitted or written."""
+    from widemem_bench import calibrate as cli
+    from widemem_bench.experiments import calibrate as exp
+
+    opts = cli.Options(out=tmp_path)
+    with pytest.raises(ValueError, match="evaluation-only; calibration fits on world A") as e:
+        cli.calibrate_embedder("hash-test", opts, wb, {"version": "x", "sha256": "x"})
+    assert "\n" not in str(e.value)
+
+    class Ctx:
+        def timelines(self) -> Timelines:
+            return wb
+
+    with pytest.raises(ValueError, match="evaluation-only; calibration fits on world A"):
+        exp.run({}, Ctx())  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []

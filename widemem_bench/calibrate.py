@@ -40,6 +40,7 @@ import pandas as pd
 from scipy import stats
 
 from widemem_bench.provenance import REPO_ROOT
+from widemem_bench.timelines.dataset import check_fittable
 
 DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
 WIDEMEM_WEIGHTS = (0.5, 0.3, 0.2)
@@ -274,7 +275,9 @@ def _load_data(dataset: str) -> tuple[Any, dict[str, Any]]:
     from widemem_bench.experiments.data import load_dataset
     from widemem_bench.timelines.materialize import read_config
 
-    return load_dataset(read_config(dataset), {})
+    tl, meta = load_dataset(read_config(dataset), {})
+    check_fittable(getattr(tl, "world", "a"), "calibration")
+    return tl, meta
 
 
 def _embedder(name: str, events: pd.DataFrame) -> Any:
@@ -423,8 +426,7 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
     secs: dict[str, float] = {}
     if tl is None or meta is None:
         tl, meta = _load_data(opts.dataset)
-    from widemem_bench.timelines.dataset import check_fittable
-
+    # world B is evaluation-only (issue 13): refuse before anything is fitted or written
     check_fittable(getattr(tl, "world", "a"), "calibration")
     emb = _embedder(name, tl.events)
     pq, x = per_query(tl, emb)

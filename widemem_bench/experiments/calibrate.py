@@ -32,7 +32,10 @@ SUMMARY = ("recall_moderate_plus", "precision_moderate_plus", "precision_high",
 @experiment("calibrate")
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     from widemem_bench import calibration as cal
+    from widemem_bench.timelines import check_fittable
 
+    # world B is evaluation-only (issue 13): refuse before anything is fitted or written
+    check_fittable(getattr(ctx.timelines(), "world", "a"), "calibration")
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)

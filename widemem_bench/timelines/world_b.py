@@ -47,7 +47,7 @@ from widemem_bench.timelines.generator import (
     user_splits,
 )
 
-WORLD_B_VERSION = "1"
+WORLD_B_VERSION = "2"
 
 MULTI_VALUED: tuple[str, ...] = ("pet", "child", "language", "hobby", "allergy")
 # Attributes world A has no notion of (checked by tests/test_world_b.py against world A).

@@ -100,7 +100,7 @@ UTTERANCES_1: dict[str, tuple[str, ...]] = {
     ),
     "hobby_add": (
         "Weekends are for {hobby} these days.", "Got hooked on {hobby}.",
-        "Signed up for a {hobby} club.", "Spent all Saturday on {hobby}, bliss.",
+        "Signed up for the local {hobby} club.", "Spent all Saturday on {hobby}, bliss.",
     ),
     "hobby_swap": (
         "Gave up {old_hobby}, I'm into {hobby} now.", "No more {old_hobby} for me, switched to {hobby}.",
@@ -137,7 +137,7 @@ UTTERANCES_1: dict[str, tuple[str, ...]] = {
         "Career change in the house: my {rel} is {a_job} now.", "My {rel} landed a job as {a_job}.",
     ),
     "rel_name": (
-        "My {rel} {rname} says hello.", "{rname} (my {rel}) is visiting.",
+        "My {rel} {rname} says hello.", "{rname} (my {rel}) dropped by with cake.",
         "Cooking for {rname}, my {rel}, tonight.", "My {rel}, {rname}, phoned earlier.",
     ),
     "kin_city": (
@@ -165,7 +165,7 @@ UTTERANCES_1: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------- utterances, agent notes
 UTTERANCES_3: dict[str, tuple[str, ...]] = {
     "city_first": (
-        "{name} lives in {city}.", "Note: {name} is based in {city}.",
+        "{name} has an address in {city}.", "Note: {name} is based in {city}.",
         "{name} rents a place in {city}.", "Home address for {name} is in {city}.",
     ),
     "city_move": (
@@ -181,7 +181,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "Spoke with {name}; still happily in {city}.", "{name} says {city} is cold this week.",
     ),
     "job_first": (
-        "{name} works as {a_job} at {employer}.", "{name}: {job}, employed by {employer}.",
+        "{name} earns a salary from {employer} as {a_job}.", "{name}: {job}, employed by {employer}.",
         "{name} is {a_job} for {employer}.", "Occupation for {name}: {job} at {employer}.",
     ),
     "job_change": (
@@ -206,7 +206,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
     ),
     "school_first": (
         "{name} studies {course} at {school}.", "{name} is enrolled at {school} ({course}).",
-        "{name} takes {course} classes at {school}.", "Education: {name}, {course}, {school}.",
+        "{name} goes to {school} for {course}.", "Education: {name}, {course}, {school}.",
     ),
     "school_change": (
         "{name} transferred to {school} for {course}.", "{name} switched courses: now {course} at {school}.",
@@ -220,7 +220,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "{name} cancelled {old_dest}; going to {dest} in {month} instead.",
         "{name}'s trip changed from {old_dest} to {dest} ({month}).",
         "{name} rebooked: {dest} in {month} rather than {old_dest}.",
-        "{name} dropped the {old_dest} plan for {dest} in {month}.",
+        "{name} dropped the plan for {old_dest} in favour of {dest} in {month}.",
     ),
     "pet_add": (
         "{name} has {a_pet_kind} named {pet}.", "{name} adopted {a_pet_kind}, {pet}.",
@@ -247,7 +247,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "{name} replaced {old_hobby} with {hobby}.", "{name} is into {hobby} now, no longer {old_hobby}.",
     ),
     "allergy": (
-        "{name} is allergic to {allergen}.", "Allergy on file for {name}: {allergen}.",
+        "{name} carries an allergy card listing {allergen}.", "Allergy on file for {name}: {allergen}.",
         "{name} reacts badly to {allergen}.", "{name} has a confirmed {allergen} allergy.",
     ),
     "allergy_correction": (
@@ -257,7 +257,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "Remove {old_allergen} for {name}; the real allergy is {allergen}.",
     ),
     "medication": (
-        "{name} takes {med} for {cond}.", "{name} was prescribed {med} for {cond}.",
+        "{name} uses {med} to control {cond}.", "{name} was prescribed {med} for {cond}.",
         "Medication for {name}: {med} ({cond}).", "{name} is on {med} to treat {cond}.",
     ),
     "med_switch": (
@@ -265,7 +265,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "{name} stopped {old_med} and started {med}.", "{name} is now on {med} instead of {old_med}.",
     ),
     "condition": (
-        "{name} has {cond}.", "{name} was diagnosed with {cond}.",
+        "{name} manages {cond} day to day.", "{name} was diagnosed with {cond}.",
         "Medical history for {name}: {cond}.", "{name} lives with {cond}.",
     ),
     "partner_job": (
@@ -281,7 +281,7 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
         "{name} mentioned {rname}, their {rel}.", "{rname} is {name}'s {rel}.",
     ),
     "kin_city": (
-        "{name}'s {rel} lives in {city}.", "{name}'s {rel} is based in {city}.",
+        "{name}'s {rel} stays in {city}.", "{name}'s {rel} is based in {city}.",
         "{name} visits their {rel} in {city}.", "{name}'s {rel} moved to {city} years ago.",
     ),
     "dinner": (
@@ -307,14 +307,14 @@ UTTERANCES_3: dict[str, tuple[str, ...]] = {
 # Restated facts inside frustration messages, per attribute (every placeholder is the value).
 CLAUSES_1: dict[str, tuple[str, ...]] = {
     "city": ("my address is in {city}", "home is {city}"),
-    "occupation": ("my job is {job}", "I earn my living as a {job}"),
+    "occupation": ("my job is {job}", "I earn my living in the role of {job}"),
     "vehicle": ("I get around in a {vehicle}", "my vehicle is a {vehicle}"),
     "allergy": ("{allergen} gives me a reaction", "{allergen} is on my allergy list"),
     "medication": ("{med} is part of my daily routine", "my pills are {med}"),
 }
 CLAUSES_3: dict[str, tuple[str, ...]] = {
     "city": ("they live in {city}", "they are based in {city}"),
-    "occupation": ("they work as a {job}", "their job is {job}"),
+    "occupation": ("they work in the role of {job}", "their job is {job}"),
     "vehicle": ("they drive a {vehicle}", "their vehicle is a {vehicle}"),
     "allergy": ("they are allergic to {allergen}", "{allergen} causes them a reaction"),
     "medication": ("they take {med}", "they are on {med}"),
@@ -413,12 +413,12 @@ QUESTIONS_1: dict[str, tuple[str, ...]] = {
         "what profession is my {rel} in?", "what line of work is my {rel} in now?",
     ),
     "name.other": (
-        "what's my {rel} called?", "remind me of my {rel}'s first name", "who's my {rel}, by name?",
-        "what name does my {rel} go by?", "what is the name of my {rel}?",
+        "which name belongs to my {rel}?", "how is my {rel}'s first name spelled?", "who's my {rel}, by name?",
+        "what name does my {rel} go by?", "what did I say my {rel}'s name was?",
     ),
     "city.other": (
         "which city does my {rel} live in?", "where's my {rel} living?", "where is my {rel} based?",
-        "what town is my {rel} in?", "where would I visit my {rel}?",
+        "which town would I drive to, to see my {rel}?", "where would I visit my {rel}?",
     ),
     "never_mentioned": (
         "what's my blood type?", "which political party do I vote for?", "what's my passport number?",
@@ -483,7 +483,7 @@ QUESTIONS_3: dict[str, tuple[str, ...]] = {
         "what pills does {name} take?", "what's {name}'s current prescription?",
     ),
     "condition.self": (
-        "what condition does {name} have?", "what was {name} diagnosed with?", "what's {name}'s diagnosis?",
+        "what condition does {name} have?", "what did {name}'s doctors diagnose?", "what's {name}'s diagnosis?",
         "does {name} have a medical condition?", "what health issue does {name} live with?",
     ),
     "dinner.self": (

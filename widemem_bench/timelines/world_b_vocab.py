@@ -29,15 +29,15 @@ KIN_NAMES: tuple[str, ...] = (
 
 # (city, how someone who lives there might refer to it without naming it)
 CITIES: tuple[tuple[str, str], ...] = (
-    ("Tromsø", "above the Arctic Circle"), ("Ljubljana", "Slovenia"),
-    ("Valparaíso", "the Chilean coast"), ("Hobart", "Tasmania"), ("Kraków", "southern Poland"),
+    ("Tromsø", "Arctic Norway"), ("Ljubljana", "Slovenia"),
+    ("Valparaíso", "central Chile"), ("Hobart", "Tasmania"), ("Kraków", "southern Poland"),
     ("Oaxaca", "the Mexican highlands"), ("Wellington", "New Zealand's North Island"),
     ("Tallinn", "Estonia"), ("Halifax", "the Maritimes"), ("Marseille", "Provence"),
-    ("Busan", "the Korean south coast"), ("Cluj-Napoca", "Transylvania"),
+    ("Busan", "the south of Korea"), ("Cluj-Napoca", "Transylvania"),
     ("Bergen", "fjord country"), ("Tbilisi", "the Caucasus"), ("Medellín", "the Aburrá valley"),
     ("Galway", "the west of Ireland"), ("Kyoto", "Kansai"), ("Bologna", "Emilia-Romagna"),
     ("Reykjavík", "Iceland"), ("Asheville", "the Blue Ridge Mountains"),
-    ("Duluth", "the shore of Lake Superior"), ("Santa Fe", "New Mexico"),
+    ("Duluth", "northern Minnesota"), ("Santa Fe", "New Mexico"),
 )
 
 # Fictional employers.
