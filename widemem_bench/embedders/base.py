@@ -235,7 +235,7 @@ class BaseEmbedder:
     def _embed_chunk(self, texts: list[str], kind: str) -> np.ndarray:
         """Unit rows for ``texts`` (prefixed): one model call, or one per text (per-text)."""
         calls = [texts] if self.batching_tag == "shared" or self.row_independent else [[t] for t in texts]
-        out = []
+        out: list[np.ndarray] = []
         for call in calls:
             raw = self._embed_batch(call, kind)
             self.stats.model_calls += 1
