@@ -178,8 +178,8 @@ def plot_score_vs_age(age_curve: pd.DataFrame, path: Path,
         ax.set_title(f"{fn}" + (f" (rate {rate:g})" if fn in ("exponential", "linear") else ""), fontsize=10)
         ax.set_xlabel("age (days)")
     axes[0][0].set_ylabel("final score (0-1)" + (f", cosine fixed at {similarity:g}" if similarity is not None else ""))
-    axes[0][-1].legend(fontsize=7, loc="upper right")
-    fig.suptitle("Score vs age per decay function and importance", fontsize=11)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
+    fig.suptitle("Score vs age per decay function and importance", fontsize=11, y=1.04)
     return _save(fig, path)
 
 
@@ -248,7 +248,8 @@ def plot_survival(survival: pd.DataFrame, path: Path, metric: str = "hit@1",
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7, loc="lower left")
     axes[0][0].set_ylabel(METRIC_LABELS.get(metric, metric))
-    fig.suptitle(f"Survival of old, still-true facts by decay setting ({metric}; bars: 95% CI)", fontsize=11)
+    fig.suptitle(f"Survival of old, still-true facts by decay setting ({metric}; bars: 95% CI)", fontsize=11,
+                 y=1.02)
     return _save(fig, path)
 
 
@@ -309,7 +310,7 @@ def plot_threshold_curves(curve: pd.DataFrame, path: Path, split: str = "all",
     handles += [plt.Line2D([], [], marker="o", mfc="white", mec="black", ls="none", ms=8),
                 plt.Line2D([], [], marker="D", color="black", ls="none", ms=7)]
     labels += ["widemem's moderate threshold", "calibrated moderate threshold"]
-    axes[-1].legend(handles, labels, fontsize=8, loc="upper right")
+    fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0))
     fig.suptitle(f"Precision, recall and false confidence vs threshold ({split} split; shaded: 95% CI)",
                  fontsize=11)
     return _save(fig, path)
@@ -329,7 +330,8 @@ def plot_weight_grid(grid: pd.DataFrame, path: Path, metric: str = "hit@1") -> P
         ax.scatter([best["w_sim"]], [best["w_imp"]], marker="*", s=160, color="red", label="best")
         ax.scatter([0.5], [0.3], marker="x", s=80, color="black", label="widemem 0.5/0.3/0.2")
         ax.set_xlabel("similarity weight (0-1)")
-        ax.set_ylabel("importance weight (0-1; recency = 1 - both)")
+        if ax is axes[0][0]:  # one y label: the second panel's would run into the first
+            ax.set_ylabel("importance weight (0-1; recency = 1 - both)")
         ax.set_title("per-query adaptation " + ("on (widemem)" if adapt else "off"), fontsize=10)
         ax.legend(fontsize=7, loc="upper right")
     if sc is not None:
