@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers test test-full lint bench bench-extended bench-embedders data golden calibrate perf clean
+.PHONY: venv venv-extended venv-peers test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,9 +30,17 @@ lint: venv
 test: venv lint
 	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider
 
-# The full tier also runs widemem itself (the peer adapter tests), so it installs the peers extra.
+# The full tier also runs widemem itself (the peer adapter tests), so it installs the peers extra,
+# and checks that the committed report is what the run records under outputs/ render.
 test-full: venv-peers lint
 	$(PY) -m pytest -q -p no:cacheprovider
+	$(MAKE) check-report
+
+# Re-render reports/ from the run records of the last `make bench` into a temporary folder and
+# diff every markdown file against the committed one, header and timings masked; exit 1 on any
+# other difference (exit 2: no records, run `make bench` first).
+check-report: venv
+	$(PY) -m widemem_bench.reports.check
 
 data: venv
 	$(PY) -m widemem_bench.timelines.build

@@ -26,6 +26,7 @@ from widemem_bench.timelines import build as build_mod
 from widemem_bench.timelines import holdout_templates as H
 from widemem_bench.timelines import templates as T
 from widemem_bench.timelines import vocab as V
+from widemem_bench.timelines.dataset import BEIR_SPLITS
 
 N = 60  # three full 20-user split patterns: 42 train / 9 validation / 9 holdout
 
@@ -358,7 +359,7 @@ def test_beir_export_matches_gold(tl: Timelines, tmp_path: Path) -> None:
     assert len(ids) == len(corpus) == int(tl.events["fact_stripped"].notna().sum())
     assert len(queries) == len(tl.questions)
     for s in T.SPLITS:
-        qrels = pd.read_csv(path / "qrels" / f"{s}.tsv", sep="\t")
+        qrels = pd.read_csv(path / "qrels" / f"{BEIR_SPLITS[s]}.tsv", sep="\t")
         assert list(qrels.columns) == ["query-id", "corpus-id", "score"]
         assert set(qrels["corpus-id"]) <= ids
         q = tl.questions[tl.questions["split"] == s]

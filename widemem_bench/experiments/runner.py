@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from widemem_bench import feedback
 from widemem_bench.experiments.context import RunContext
 from widemem_bench.experiments.records import read_record, write_run
 from widemem_bench.experiments.registry import get_experiment
@@ -41,7 +42,7 @@ def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
         return None
     started = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     ctx = RunContext(output_dir=output_dir, seed=int(cfg["seed"]), cfg=cfg,
-                     progress=bool(cfg.get("progress")))
+                     progress=feedback.progress_enabled(cfg.get("progress")))
     try:
         with ctx.timer("total"):
             result = fn(cfg, ctx)
@@ -54,4 +55,7 @@ def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
         return None
     path = write_run(result, ctx, cfg, experiment=str(cfg["task_name"]), started_at=started)
     print(f"record: {path}", flush=True)
-    return read_record(path.parent)
+    record = read_record(path.parent)
+    if record is not None:
+        feedback.report_headline(record)
+    return record

@@ -214,13 +214,28 @@ def section_calibrate(src: Source) -> str:
     ])
 
 
+def _calibrated_moderate(embedders: Mapping[str, Any]) -> dict[str, float]:
+    """The committed calibrated moderate threshold of each embedder that has a file."""
+    from widemem_bench.calibration import load_calibration
+
+    out: dict[str, float] = {}
+    for e in embedders:
+        try:
+            out[str(e)] = float(load_calibration(str(e)).thresholds[1])
+        except (ValueError, OSError):  # no calibration file for this embedder
+            continue
+    return out
+
+
 def section_thresholds(src: Source, figures: Path, calibrated: Mapping[str, float]) -> str:
     curve = src.table("curve")
     if curve.empty:
         return ""
     marks = {str(((rec.get("config") or {}).get("embedder") or {}).get("name")):
              ((rec.get("extra") or {}).get("thresholds") or [np.nan] * 3)[1] for rec in src.records}
-    p = plots.plot_threshold_curves(curve, figures / "threshold_curves.png", marks=marks)
+    cal = dict(calibrated) or _calibrated_moderate(marks)
+    p = plots.plot_threshold_curves(curve, figures / "threshold_curves.png", marks=marks, calibrated=cal,
+                                    results=src.results)
     rows = []
     for e, part in curve[curve["split"] == "all"].groupby("embedder"):
         ok = part[part["precision_moderate_plus"] >= 0.8].sort_values("threshold")
@@ -253,11 +268,13 @@ def section_decay(src: Source, figures: Path) -> str:
         return ""
     figs = []
     if not curve.empty:
+        sim = (((src.records[0].get("config") or {}).get("params") or {}).get("curve_similarity", 0.5)
+               if src.records else None)
         figs.append(plots.plot_score_vs_age(curve, figures / "score_vs_age.png",
-                                            rates={"exponential": 0.01, "linear": 0.005}))
+                                            rates={"exponential": 0.01, "linear": 0.005}, similarity=sim))
     table = ""
     if not surv.empty:
-        figs.append(plots.plot_survival(surv, figures / "decay_survival.png"))
+        figs.append(plots.plot_survival(surv, figures / "decay_survival.png", results=src.results))
         buckets = list(dict.fromkeys(surv["age_bucket"]))
         wide = surv.pivot_table(index=["decay", "rate"], columns="age_bucket", values="hit@1")
         wide = wide[[b for b in buckets if b in wide.columns]].map(fmt).reset_index()

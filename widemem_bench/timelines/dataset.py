@@ -28,6 +28,43 @@ from widemem_bench.timelines.world_b import WORLD_B_VERSION
 from widemem_bench.timelines.world_b import generate_tables as generate_tables_b
 
 TABLES: tuple[str, ...] = ("events", "questions")
+# BEIR's loader reads qrels/<split>.tsv and defaults to "test"; its names for our splits.
+BEIR_SPLITS: dict[str, str] = {"train": "train", "validation": "dev", "holdout": "test"}
+
+
+def split_file(table: str, split: str) -> str:
+    """Path of one table's split inside a saved version, relative to its folder.
+
+    The ``data/<split>-00000-of-00001`` shard name is the one pattern by which Hugging
+    Face ``datasets`` infers *any* split name from files: with ``<table>/<split>.parquet``,
+    ``load_dataset(path, data_dir=table)`` knew only train / validation / test and
+    silently dropped the holdout.
+    """
+    return f"{table}/data/{split}-00000-of-00001.parquet"
+
+
+def _read_split(path: Path, table: str, split: str) -> pd.DataFrame:
+    """One saved split; folders built before the shard layout kept ``<table>/<split>.parquet``."""
+    file = path / split_file(table, split)
+    if not file.is_file() and (path / table / f"{split}.parquet").is_file():
+        file = path / table / f"{split}.parquet"
+    return pq.read_table(file).to_pandas()
+
+
+def beir_user(doc_or_query_id: str) -> str:
+    """The user a BEIR corpus or query ``_id`` belongs to: ids are ``<user_id>-<local id>``."""
+    return str(doc_or_query_id).split("-", 1)[0]
+
+
+def beir_scope(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """A BEIR run (query id -> {corpus id: score}) with every other user's memories dropped.
+
+    BEIR's ``GenericDataLoader`` keeps only ``_id``, ``title`` and ``text``, and its
+    retrievers search the whole corpus; a memory layer searches one user's memories. Since
+    both ids start with the user id, scoping a run after retrieval needs only the ids.
+    """
+    return {q: {d: v for d, v in hits.items() if beir_user(d) == beir_user(q)}
+            for q, hits in results.items()}
 _DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
 
 # The worlds a data set can come from: "a" is the timelines every method is fitted on
@@ -151,7 +188,7 @@ class Timelines:
                 lines.append("  default: true")
             lines.append("  data_files:")
             for s in SPLITS:
-                lines += [f"  - split: {s}", f"    path: {table}/{s}.parquet"]
+                lines += [f"  - split: {s}", f"    path: {split_file(table, s)}"]
         title = "World B" if b else "Synthetic user timelines"
         lines += ["---", "", f"# {title} `{self.version}`", ""]
         if b:
@@ -186,8 +223,12 @@ class Timelines:
         lines += ["## BEIR export", "",
                   "`beir/corpus.jsonl` (one memory per event fact, subject-stripped; `_id` = "
                   "fact_id, with `user_id`: search within one user), `beir/queries.jsonl`, "
-                  "`beir/qrels/<split>.tsv` (query-id, corpus-id, score; questions without a gold "
-                  "fact have no qrels row).", ""]
+                  "`beir/qrels/{train,dev,test}.tsv` for the splits train, validation, holdout "
+                  "(query-id, corpus-id, score; questions without a gold fact have no qrels row). "
+                  "`GenericDataLoader('beir').load(split='test')` reads it. Its loader keeps only "
+                  "`_id`, `title` and `text`, so the user lives in the ids too: every `_id` is "
+                  "`<user_id>-<fact or question id>`; keep a query's hits to its own user's memories "
+                  "(`widemem_bench.timelines.dataset.beir_scope(results)`).", ""]
         return "\n".join(lines)
 
     # ---------------------------------------------------------------- save
@@ -208,8 +249,9 @@ class Timelines:
             df = self.table(table)
             for s in SPLITS:
                 part = df[df["split"] == s].reset_index(drop=True)
+                (tmp / split_file(table, s)).parent.mkdir(parents=True, exist_ok=True)
                 pq.write_table(pa.Table.from_pandas(part, preserve_index=False),
-                               tmp / table / f"{s}.parquet")
+                               tmp / split_file(table, s))
         (tmp / "README.md").write_text(self.card() + "\n", encoding="utf-8")
         self._write_beir(tmp / "beir")
         manifest = {**self.meta, "version": self.version,
@@ -238,7 +280,7 @@ class Timelines:
                                      "kind": r["kind"], "asked_at": r["asked_at"].isoformat()},
                                     ensure_ascii=False) + "\n")
         for s in SPLITS:
-            with open(out / "qrels" / f"{s}.tsv", "w", encoding="utf-8") as fh:
+            with open(out / "qrels" / f"{BEIR_SPLITS.get(s, s)}.tsv", "w", encoding="utf-8") as fh:
                 fh.write("query-id\tcorpus-id\tscore\n")
                 for r in q_rows:
                     if r["split"] == s:
@@ -290,7 +332,7 @@ def load(path: str | Path) -> Timelines:
     meta = json.loads(manifest.read_text(encoding="utf-8"))
     frames = {}
     for table in TABLES:
-        parts = [pq.read_table(path / table / f"{s}.parquet").to_pandas() for s in SPLITS]
+        parts = [_read_split(path, table, s) for s in SPLITS]
         frames[table] = pd.concat(parts, ignore_index=True)
     keep = ("generator_version", "n_users", "seed", "span_days", "start", "questions_per_user",
             "world", "world_version")
