@@ -24,14 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from widemem_bench.engine.config import WIDEMEM_DECAY, WIDEMEM_WEIGHTS
 from widemem_bench.provenance import REPO_ROOT
 
 BASELINE_PATH = REPO_ROOT / "reports" / "baseline" / "metrics.json"
 CONFIG: dict[str, Any] = {
     "embedder": "minilm-l6",
     "dataset": "timelines_small",
-    "weights": [0.5, 0.3, 0.2],
-    "decay": ["exponential", 0.01],
+    "weights": list(WIDEMEM_WEIGHTS),
+    "decay": list(WIDEMEM_DECAY),
     "mode": "balanced",
     "population": "all splits; answerable, never-mentioned, hard-negative, other-person questions",
 }

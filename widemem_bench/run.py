@@ -40,7 +40,7 @@ os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning:multiprocessing.pro
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 # Config groups whose options are files under configs/<group>/ (launchers come from plugins).
 FILE_GROUPS = ("embedder", "dataset", "decay", "weights", "thresholds", "resolver",
-               "experiment", "paths")
+               "engine", "experiment", "paths")
 
 
 def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
@@ -62,6 +62,29 @@ def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str |
             if option and not (folder / f"{option}.yaml").exists():
                 return f"{key}: unknown option {option!r} (known: {', '.join(known)})"
     return None
+
+
+def expand_weight_triples(argv: list[str]) -> list[str]:
+    """`weights=0.9,0.05,0.05` (or `[0.9,0.05,0.05]`) -> the three `weights.*` keys.
+
+    Three numbers cannot name option files of the `weights` group, so the shorthand is
+    unambiguous; Hydra alone would read it as a sweep over three unknown options.
+    """
+    out: list[str] = []
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if key == "weights" and value:
+            parts = value.strip("[]").split(",")
+            try:
+                nums = [float(x) for x in parts]
+            except ValueError:
+                nums = []
+            if len(nums) == 3:
+                out += [f"weights.{k}={x}" for k, x in
+                        zip(("similarity", "importance", "recency"), parts, strict=True)]
+                continue
+        out.append(arg)
+    return out
 
 
 def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
@@ -111,7 +134,8 @@ def main(cfg: DictConfig) -> Any:
 
 
 def cli() -> None:
-    argv = sys.argv[1:]
+    argv = expand_weight_triples(sys.argv[1:])
+    sys.argv[1:] = argv
     msg = check_group_choices(argv)
     if msg is None and ("-m" in argv or "--multirun" in argv):
         msg = check_sweep_values(argv)

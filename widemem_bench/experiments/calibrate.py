@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from widemem_bench.engine import band_codes, thresholds_for_model
-from widemem_bench.experiments import batch, common
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
 
@@ -33,11 +33,11 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
-    prep = common.prepare(ctx, emb)
+    ec = common.batch_engine(cfg)
+    prep = common.prepare(ctx, emb, ec=ec)
     widemem_th = thresholds_for_model(emb.model_id)
     with ctx.timer("score"):
-        scored = batch.score(prep, common.weights_of(cfg), cfg["decay"]["function"],
-                             float(cfg["decay"]["rate"]), widemem_th)
+        scored = common.score(prep, ec, widemem_th)
     pq = common.per_query_frame(prep, scored, ctx.timelines().questions, name)
     # Thresholds live in [0, 1]: a negative cosine (or no memory at all) is as good as 0.
     pq["top1_sim"] = pq["top1_sim"].fillna(0.0).clip(0.0, 1.0)

@@ -120,13 +120,20 @@ class RunContext:
         return self._cache["timelines"]
 
     def embedder(self, name: str | None = None) -> Any:
-        """`load_embedder` with the cache folder of `cfg["paths"]["cache_dir"]`."""
-        name = name or str((self.cfg.get("embedder") or {}).get("name"))
+        """The embedder of the composed `embedder` node (every field of it acts), or
+        registry entry `name` when an experiment compares others; cache folder from
+        `cfg["paths"]["cache_dir"]`."""
+        node = self.cfg.get("embedder") or {}
+        name = name or str(node.get("name"))
         key = f"embedder:{name}"
         if key not in self._cache:
             from widemem_bench.embedders import load_embedder
+            from widemem_bench.harness.settings import embedder_from_node
 
             cache_dir = (self.cfg.get("paths") or {}).get("cache_dir")
             with self.timer("load_embedder"):
-                self._cache[key] = load_embedder(name, cache_dir=cache_dir)
+                if name == node.get("name"):
+                    self._cache[key] = embedder_from_node(node, cache_dir=cache_dir)
+                else:
+                    self._cache[key] = load_embedder(name, cache_dir=cache_dir)
         return self._cache[key]

@@ -34,6 +34,7 @@ import pandas as pd
 from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.harness.settings import engine_config
 
 DEFAULT_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 KINDS = ("direct", "oblique")
@@ -175,17 +176,19 @@ def _classify(facts: list[_GoldFact], slot: tuple[str, str], t: dt.datetime) -> 
 
 
 # ---------------------------------------------------------------- replay
-def engine_config(resolver: str, floor: float | None, cfg: dict[str, Any], age_from: str = "clock") -> EngineConfig:
-    p = cfg.get("params") or {}
-    opts: dict[str, Any] = {"resolver": resolver, "similarity_floor": floor, "age_from": age_from}
-    if resolver == "llm":
-        opts.update(llm_url=p.get("llm_url"), llm_model=p.get("llm_model"))
-    decay = cfg.get("decay") or {}
-    if decay.get("function"):
-        opts["decay_function"] = decay["function"]
-    if decay.get("rate") is not None:
-        opts["decay_rate"] = float(decay["rate"])
-    return EngineConfig(**opts)
+def replay_config(cfg: dict[str, Any], resolver: str, floor: float | None,
+                  age_from: str | None = None) -> EngineConfig:
+    """The one engine node of `cfg` with this replay's resolver, floor and age source.
+
+    Everything else (weights, decay, thresholds, candidate_k, engine.*) is the node's;
+    `floor=None` keeps `resolver.similarity_floor`, `age_from=None` keeps `age_from`.
+    """
+    over: dict[str, Any] = {"resolver": resolver}
+    if floor is not None:
+        over["similarity_floor"] = floor
+    if age_from is not None:
+        over["age_from"] = age_from
+    return engine_config(cfg, **over)
 
 
 def replay(
@@ -309,20 +312,20 @@ def probe_outcomes(probes: pd.DataFrame, k: int) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def _settings(p: dict[str, Any]) -> list[tuple[str, str, float | None, str]]:
-    """(label, resolver, similarity floor, age_from) of every replay."""
-    out: list[tuple[str, str, float | None, str]] = []
+def _settings(p: dict[str, Any], llm_url: str | None = None) -> list[tuple[str, str, float | None, str | None]]:
+    """(label, resolver, similarity floor, age_from) of every replay (None: the node's)."""
+    out: list[tuple[str, str, float | None, str | None]] = []
     for name in p.get("resolvers", ["append", "rule", "oracle"]):
-        if name == "llm" and not p.get("llm_url"):
-            continue  # only when an endpoint is configured
-        out.append((str(name), str(name), None, "clock"))
+        if name == "llm" and not llm_url:
+            continue  # only when an endpoint is configured (engine.llm_url)
+        out.append((str(name), str(name), None, None))
     # widemem ages memories from their insert time: after a fast ingest every memory
     # is ~0 days old, recency no longer favours the newer fact, and the stale one
     # wins about as often as the current one (the seed's coin flip).
     for name in p.get("insert_age_resolvers", ["append"]) or []:
         out.append((f"{name}@insert", str(name), None, "insert"))
     for f in p.get("floors", DEFAULT_FLOORS) or []:
-        out.append((f"rule@{float(f):.1f}", "rule", float(f), "clock"))
+        out.append((f"rule@{float(f):.1f}", "rule", float(f), None))
     return out
 
 
@@ -345,16 +348,18 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     per_query: list[pd.DataFrame] = []
     upd_tables: list[pd.DataFrame] = []
     summary: list[dict[str, Any]] = []
-    for setting, resolver, floor, age_from in _settings(p):
+    base = engine_config(cfg)
+    for setting, resolver, floor, age_from in _settings(p, base.llm_url):
         with ctx.timer(f"replay:{setting}"):
-            config = engine_config(resolver, floor, cfg, age_from=age_from)
+            config = replay_config(cfg, resolver, floor, age_from)
             probes, updates, n_facts = replay(ev, qs, emb, config, users, k=k, gold=gold)
         out = probe_outcomes(probes, k)
         out["setting"] = setting
         out["resolver"] = resolver
-        out["floor"] = np.nan if floor is None else floor
+        out["floor"] = np.nan if config.similarity_floor is None else config.similarity_floor
         per_query.append(out)
-        extra: dict[str, Any] = {"resolver": resolver, "floor": np.nan if floor is None else floor, "k": k}
+        extra: dict[str, Any] = {"resolver": resolver, "k": k,
+                                 "floor": np.nan if config.similarity_floor is None else config.similarity_floor}
         for kind in KINDS:
             sub = out[out["kind"] == kind]
             for m in ("survival", "stale_outranks", "loss"):

@@ -33,7 +33,6 @@ from widemem_bench.engine import EngineConfig, MemoryEngine, build_frustration_r
 from widemem_bench.engine.modes import auto_mode, effective_top_k, fetch_k
 from widemem_bench.engine.rephrase import fit_threshold, precision_recall, prior_similarity
 from widemem_bench.experiments import batch
-from widemem_bench.experiments.common import thresholds_of, weights_of
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.contradiction import (
     MemoEmbedder,
@@ -44,6 +43,7 @@ from widemem_bench.experiments.contradiction import (
     rate_ci,
 )
 from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.harness.settings import batch_engine, engine_config, thresholds_in_force
 from widemem_bench.timelines import templates as T
 
 ACTIONS = ("reassure", "recover_and_pin", "apologize_and_ask", "none")
@@ -146,8 +146,8 @@ def score_quiet(questions: pd.DataFrame, embedder: Any, window_minutes: float,
 
 
 def score_auto(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any,
-               weights: tuple[float, float, float], thresholds: tuple[float, float, float],
-               *, timing_queries: int = 300, seed: int = 0,
+               config: EngineConfig, thresholds: tuple[float, float, float],
+               *, timing_queries: int = 300, seed: int = 0, text_col: str = "fact_stripped",
                cost_store_size: int = 0) -> tuple[pd.DataFrame, dict[str, float]]:
     """Per question: auto's mode, gold mode, candidates scored, gold rank under auto and balanced."""
     q = questions.reset_index(drop=True)
@@ -156,8 +156,10 @@ def score_auto(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any,
     n_cand: dict[str, np.ndarray] = {}
     top1: dict[str, np.ndarray] = {}
     for mode in ("fast", "balanced", "deep"):
-        prep = batch.prepare(events, q, embedder, mode=mode)
-        sc = batch.score(prep, weights, "exponential", 0.01, thresholds)
+        prep = batch.prepare(events, q, embedder, mode=mode, text_col=text_col,
+                             adapt=config.adapt_weights, age_from=config.age_from)
+        sc = batch.score(prep, config.weights, config.decay_function, config.decay_rate, thresholds,
+                         two_pass=config.two_pass_boost)
         order = pd.Index(prep.question_ids).get_indexer(q["question_id"])
         ranks[mode] = sc.gold_rank[order]
         n_cand[mode] = (prep.mem >= 0).sum(axis=1)[order]
@@ -178,14 +180,15 @@ def score_auto(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any,
     df["top1_auto"] = np.select([pick["fast"], pick["balanced"], pick["deep"]],
                                 [top1["fast"], top1["balanced"], top1["deep"]])
     df["top1_balanced"] = top1["balanced"]
-    timing = _time_search(events, q, embedder, timing_queries, seed)
+    timing = _time_search(events, q, embedder, config, timing_queries, seed)
     if cost_store_size > 0:
-        timing.update(_time_search(events, q, embedder, timing_queries, seed, store_size=cost_store_size))
+        timing.update(_time_search(events, q, embedder, config, timing_queries, seed,
+                                   store_size=cost_store_size))
     return df, timing
 
 
-def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, n: int, seed: int,
-                 store_size: int = 0, n_users: int = 20) -> dict[str, float]:
+def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: EngineConfig,
+                 n: int, seed: int, store_size: int = 0, n_users: int = 20) -> dict[str, float]:
     """Median wall ms of `MemoryEngine.search`, mode="auto" vs "balanced", on the same store.
 
     With ``store_size`` > 0, ``n_users`` users get their own facts plus other users'
@@ -203,7 +206,7 @@ def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, n: int, s
     else:
         pick = q.iloc[np.sort(rng.choice(len(q), size=min(n, len(q)), replace=False))]
         users = sorted(str(u) for u in set(pick["user_id"]))
-    engine = MemoryEngine(embedder, EngineConfig())
+    engine = MemoryEngine(embedder, config)
     out: dict[str, float] = {}
     tag = f"_store{store_size}" if store_size > 0 else ""
     try:
@@ -255,8 +258,8 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     spoken = []
     for resolver in p.get("resolvers", ["append", "rule"]):
         with ctx.timer(f"spoken:{resolver}"):
-            s = score_spoken(ev, qs, emb, EngineConfig(resolver=str(resolver)),
-                             uncertainty_mode=str(p.get("uncertainty_mode", "helpful")), seed=ctx.seed)
+            config = engine_config(cfg, resolver=str(resolver))
+            s = score_spoken(ev, qs, emb, config, uncertainty_mode=config.uncertainty_mode, seed=ctx.seed)
         s["resolver"] = str(resolver)
         spoken.append(s)
         for gold, g in [("all", s), *s.groupby("gold_action")]:
@@ -296,8 +299,11 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         metrics.append(metric_row("rephrase_fp_identical_reask", fp_same, embedder=emb_name, split=split))
 
     with ctx.timer("auto_mode"):
-        auto, timing = score_auto(ev, qs, emb, weights_of(cfg) if cfg.get("weights") else (0.5, 0.3, 0.2),
-                                  thresholds_of(cfg, base.model_id), seed=ctx.seed,
+        # The auto-mode ranks come from the batched scorer (append store): it refuses an
+        # engine setting it does not reproduce rather than ignore it.
+        ec = batch_engine(cfg, ignore=("resolver", "candidate_k", "similarity_floor"))
+        auto, timing = score_auto(ev, qs, emb, ec, thresholds_in_force(ec, base), seed=ctx.seed,
+                                  text_col=str(cfg.get("memory_text") or "fact_stripped"),
                                   cost_store_size=int(p.get("cost_store_size", 1000)))
     tables["auto_mode"] = auto
     v, lo, hi = rate_ci(auto["agree"], auto["user_id"], n_boot=n_boot, seed=ctx.seed)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from widemem_bench.provenance import REPO_ROOT
 
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
 RESOLVERS = ("append", "rule", "oracle", "llm")
@@ -48,15 +47,10 @@ def _choice(key: str, v: Any, options: tuple[str, ...]) -> str:
 
 
 def known_embedders() -> list[str]:
-    """Registry names of configs/embedder/*.yaml (file stem and its `name:` field)."""
-    names: set[str] = set()
-    folder = REPO_ROOT / "configs" / "embedder"
-    for p in folder.glob("*.yaml"):
-        names.add(p.stem)
-        for line in p.read_text().splitlines():
-            if line.startswith("name:"):
-                names.add(line.split(":", 1)[1].strip().strip("'\""))
-    return sorted(names)
+    """Registry names (configs/embedder/*.yaml), as the embedder registry reads them."""
+    from widemem_bench.embedders.registry import known_embedders as registry_names
+
+    return registry_names()
 
 
 def check_weights(w: dict[str, Any], key: str = "weights") -> tuple[float, float, float]:

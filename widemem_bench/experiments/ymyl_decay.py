@@ -39,15 +39,16 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import scoring
+from widemem_bench.engine.config import WIDEMEM_DECAY
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
 from widemem_bench.engine.recency import compute_recency
 from widemem_bench.engine.ymyl import classify_ymyl, classify_ymyl_lexicon
 from widemem_bench.engine.ymyl_lexicon import is_condition_name, is_drug_name
 from widemem_bench.experiments import batch
-from widemem_bench.experiments.common import thresholds_of, weights_of
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.contradiction import md_table, pct, pick_users, publish, rate_ci
 from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.harness.settings import engine_config, thresholds_in_force
 from widemem_bench.timelines import templates as T
 from widemem_bench.timelines import vocab as V
 
@@ -334,13 +335,13 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     ev = tl.events[tl.events["user_id"].isin(users)]
     emb = ctx.embedder()
     emb_name = str(emb.name)
-    weights = weights_of(cfg) if cfg.get("weights") else (0.5, 0.3, 0.2)
-    thresholds = thresholds_of(cfg, emb.model_id)
+    ec = engine_config(cfg)
+    weights, thresholds = ec.weights, thresholds_in_force(ec, emb)
     stores = [None if x is None else int(x) for x in p.get("store_sizes", [None, 100, 300])]
     parts, n_targets = [], 0
     for size in stores:
         with ctx.timer(f"layout:{size or 'own'}"):
-            lay = layout(ev, emb, mode=str(cfg.get("mode", "balanced")),
+            lay = layout(ev, emb, mode=ec.default_mode,
                          questions_per_fact=int(p.get("questions_per_fact", 2)), seed=ctx.seed, store_size=size)
         n_targets = int(lay.rows["fact_id"].nunique())
         with ctx.timer("score"):
@@ -650,8 +651,8 @@ def _reading(t: pd.DataFrame, reach_k: int, store: str) -> list[str]:
 def write_outputs(table: pd.DataFrame, out_dir: Path, emb_name: str, n_users: int, reach_k: int,
                   n_targets: int, store: str, quality: pd.DataFrame | None = None,
                   overlap: dict[str, int] | None = None) -> dict[str, Path]:
-    has = ((table["decay"] == "exponential") & (table["rate"] == 0.01)).any()
-    decay, rate = ("exponential", 0.01) if has else (str(table["decay"].iloc[0]), float(table["rate"].iloc[0]))
+    has = ((table["decay"] == WIDEMEM_DECAY[0]) & (table["rate"] == WIDEMEM_DECAY[1])).any()
+    decay, rate = WIDEMEM_DECAY if has else (str(table["decay"].iloc[0]), float(table["rate"].iloc[0]))
     fig = _plot(table, out_dir / "ymyl_decay.png", decay, rate, reach_k, store)
     md = out_dir / "ymyl_decay.md"
     md.write_text(render(table, emb_name, n_users, reach_k, n_targets, "figures/ymyl_decay.png", store,
