@@ -21,12 +21,14 @@ from widemem_bench.engine import band_codes, thresholds_for_model
 from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 SUMMARY = ("recall_moderate_plus", "precision_moderate_plus", "precision_high",
            *(f"false_confidence_{k}" for k in common.NEGATIVE_KINDS))
 
 
-@experiment("calibrate")
+# thresholds are what it fits; widemem's table is the reference it reports beside them.
+@experiment("calibrate", honours=(*DATA, *(k for k in BATCH if k != "thresholds"), "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     from widemem_bench import calibration as cal
 

@@ -21,6 +21,7 @@ import pandas as pd
 from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 
 def score_histogram(pq: pd.DataFrame, bins: int = 40) -> pd.DataFrame:
@@ -34,7 +35,7 @@ def score_histogram(pq: pd.DataFrame, bins: int = 40) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@experiment("compare_embedders")
+@experiment("compare_embedders", honours=(*DATA, *BATCH, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])

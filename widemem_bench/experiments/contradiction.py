@@ -34,6 +34,7 @@ import pandas as pd
 from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.harness.keys import REPLAY
 from widemem_bench.harness.settings import engine_config
 
 DEFAULT_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -329,7 +330,8 @@ def _settings(p: dict[str, Any], llm_url: str | None = None) -> list[tuple[str, 
     return out
 
 
-@experiment("contradiction")
+# Resolvers, floors and age sources are swept by params; everything else is the engine node.
+@experiment("contradiction", honours=("embedder", "dataset", *REPLAY, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     k = int(p.get("k", 5))

@@ -43,6 +43,7 @@ from widemem_bench.experiments.contradiction import (
     rate_ci,
 )
 from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.harness.keys import BATCH, DATA
 from widemem_bench.harness.settings import batch_engine, engine_config, thresholds_in_force
 from widemem_bench.timelines import templates as T
 
@@ -236,7 +237,8 @@ def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: E
     return out
 
 
-@experiment("frustration")
+# The spoken replays honour the resolver candidates; the auto-mode ranks use the batched scorer.
+@experiment("frustration", honours=(*DATA, *BATCH, "resolver.candidate_k", "resolver.similarity_floor", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     window = float(p.get("window_minutes", 60.0))

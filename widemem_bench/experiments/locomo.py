@@ -800,7 +800,7 @@ def _metric_rows(tables: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
     return rows
 
 
-@experiment("locomo")
+@experiment("locomo", honours=("embedder", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = resolve_params(cfg)
     embedders = None

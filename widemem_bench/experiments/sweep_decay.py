@@ -22,6 +22,7 @@ from widemem_bench.engine import combine, compute_recency
 from widemem_bench.experiments import batch, common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 AGE_EDGES = (0.0, 7.0, 30.0, 90.0, 180.0, np.inf)
 AGE_LABELS = ("0-7d", "7-30d", "30-90d", "90-180d", "180d+")
@@ -49,7 +50,8 @@ def age_curve(settings: list[tuple[str, float]], weights: tuple[float, float, fl
     return pd.concat(rows, ignore_index=True)
 
 
-@experiment("sweep_decay")
+# The decay functions and rates are the swept axis (params.functions).
+@experiment("sweep_decay", honours=(*DATA, *(k for k in BATCH if k != "decay"), "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])

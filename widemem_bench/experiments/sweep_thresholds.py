@@ -19,12 +19,13 @@ from widemem_bench.engine import band_codes
 from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 CURVE_METRICS = ("recall_moderate_plus", "precision_moderate_plus",
                  *(f"false_confidence_{k}" for k in common.NEGATIVE_KINDS))
 
 
-@experiment("sweep_thresholds")
+@experiment("sweep_thresholds", honours=(*DATA, *BATCH, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])

@@ -23,6 +23,7 @@ from widemem_bench.engine.config import WIDEMEM_WEIGHTS
 from widemem_bench.experiments import batch, common
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import DATA
 from widemem_bench.metrics import compute
 
 SWEEP_BAND = ("recall_moderate_plus", "false_confidence_hard_negative", "precision_moderate_plus")
@@ -52,7 +53,9 @@ def point_metrics(pq: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-@experiment("sweep_weights")
+# The weights and widemem's adaptation (params.adapt) are the swept axes.
+@experiment("sweep_weights", honours=(*DATA, "decay", "thresholds", "mode", "age_from",
+                                     "engine.two_pass_boost", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
 RESOLVERS = ("append", "rule", "oracle", "llm")
 MODES = ("fast", "balanced", "deep")

@@ -325,7 +325,8 @@ def _check_params(p: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tuple[str
     return days, decays, k
 
 
-@experiment("ymyl_decay")
+# Decays and YMYL settings are swept by params; ages come from the timeline clock.
+@experiment("ymyl_decay", honours=("embedder", "dataset", "weights", "thresholds", "mode", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     days, decays, reach_k = _check_params(p)
