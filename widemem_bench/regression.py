@@ -150,6 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        print("usage: widemem-bench regression [--write] [weights=s,i,r]\n\n"
+              "Recompute the headline metrics of the baseline configuration (minilm-l6 on\n"
+              "timelines_small) and compare them with reports/baseline/metrics.json; exit 1 when\n"
+              "one got worse beyond its tolerance. --write rewrites the baseline (make golden);\n"
+              "weights=s,i,r checks another weight mix against it.")
+        return 0
     config: dict[str, Any] = {}
     write = False
     for arg in args:
