@@ -115,10 +115,14 @@ def get_experiment(name: str) -> ExperimentFn:
 
 
 def get_report_sections() -> list[tuple[str, SectionFn]]:
-    """Every registered report section, importing all experiment modules first."""
+    """Every registered report section, importing all experiment modules and their
+    `widemem_bench/reports/sections/<name>.py` first."""
+    sections = Path(__file__).resolve().parents[1] / "reports" / "sections"
     for name in available_experiments():
         try:
             _try_import(name)
+            if (sections / f"{_module_name(name)}.py").is_file():
+                importlib.import_module(f"widemem_bench.reports.sections.{_module_name(name)}")
         except Exception:  # a broken peer module must not break the report of the others
             continue
     return [(n, fn) for n, (_, fn) in sorted(_SECTIONS.items(), key=lambda kv: (kv[1][0], kv[0]))]
