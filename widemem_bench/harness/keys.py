@@ -35,8 +35,10 @@ REPLAY: tuple[str, ...] = (
     "engine.ymyl_categories", "engine.ymyl_classifier", "engine.max_text_chars",
     "engine.llm_url", "engine.llm_model", "engine.llm_timeout",
 )
-# Keys whose value may be a path or URL: left out of the run folder's name.
+# Keys whose value may be a path or URL: those left out of the run folder's name
+# (configs/config.yaml exclude_keys), and any key named like one (*_path, *_file, ...).
 PATH_VALUED: tuple[str, ...] = ("params.locomo_path", "engine.llm_url", "embedder.base_url")
+PATH_SUFFIXES: tuple[str, ...] = ("_path", "_file", "_dir", "_url", "_root")
 
 
 def leaf_keys(cfg: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -105,6 +107,8 @@ def check_value(key: str, value: str) -> str | None:
     """A path separator in a value that names the run's folder would nest or escape it."""
     if covered(key, ("paths", "hydra", *PATH_VALUED)) or key in ("experiment", "progress", "force"):
         return None
+    if key.endswith(PATH_SUFFIXES) or key.rsplit(".", 1)[-1] in ("root", "base_url"):
+        return None  # a path by name: what it names is read, not made into a folder
     if "/" in value or "\\" in value:
         return (f"{key}: value {value!r} has a path separator, and {key} names the run's "
                 "folder; refused so no run writes outside the output folder")
