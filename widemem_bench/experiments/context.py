@@ -133,7 +133,12 @@ class RunContext:
             cache_dir = (self.cfg.get("paths") or {}).get("cache_dir")
             with self.timer("load_embedder"):
                 if name == node.get("name"):
-                    self._cache[key] = embedder_from_node(node, cache_dir=cache_dir)
+                    emb = self._cache[key] = embedder_from_node(node, cache_dir=cache_dir)
+                    # What actually encodes (a node departing from its registry file runs
+                    # without the disk cache): recorded in record.json under "extra".
+                    self.info["embedder"] = {"name": emb.name, "model_id": emb.model_id,
+                                             "batch_size": int(getattr(emb, "batch_size", 0)),
+                                             "disk_cache": getattr(emb, "cache", None) is not None}
                 else:
                     self._cache[key] = load_embedder(name, cache_dir=cache_dir)
         return self._cache[key]
