@@ -49,6 +49,11 @@ def test_tools_get_their_argv(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen == [["embedder=minilm-l6", "--help"]]
 
 
+def test_run_names_the_experiment_where_a_tool_has_the_same_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "calibrate", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: widemem-bench calibrate")
+
+
 def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["nope"]) == 2
     err = capsys.readouterr().err.strip()

@@ -3,7 +3,7 @@
     widemem-bench --help                          this overview
     widemem-bench <experiment> [key=value ...]    run an experiment (Hydra; -m sweeps)
     widemem-bench <experiment> --help             what it measures, the keys it honours
-    widemem-bench run experiment=<name> ...       the same, Hydra's own syntax
+    widemem-bench run <experiment> [--help|key=value ...]   the same (calibrate, perf: the experiment)
     widemem-bench calibrate|regression|perf|aggregate|bench ARGS   the tools (each has --help)
 
 `python -m widemem_bench.run experiment=<name>` keeps working; this is the same entry.
@@ -100,7 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {head}: {exc}", file=sys.stderr)
             return 2
     if head == "run":
-        return _run_experiment(rest)
+        names = [a for a in rest if not a.startswith("-")][:1]
+        if not names or names[0] not in _experiments():
+            return _run_experiment(rest)
+        # `run [-m] calibrate ...`: the experiment, not the tool of the same name
+        head, rest = names[0], [a for a in rest if a != names[0]]
     if head in _experiments():
         if "--help" in rest or "-h" in rest:
             print(experiment_help(head))
