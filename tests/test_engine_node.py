@@ -92,3 +92,12 @@ def test_contradiction_weights_change_the_metrics(tmp_path: Path):
     default = survival({"similarity": 0.5, "importance": 0.3, "recency": 0.2})
     other = survival({"similarity": 0.9, "importance": 0.05, "recency": 0.05})
     assert default != other
+
+
+def test_thresholds_of_takes_a_model_id_and_still_finds_the_calibration():
+    from widemem_bench.calibration import load_calibration
+    from widemem_bench.experiments.common import thresholds_of
+
+    cfg = {**BASE, "embedder": {"name": "minilm-l6"},
+           "thresholds": {"source": "calibrated", "high": None, "moderate": None, "low": None}}
+    assert thresholds_of(cfg, "all-MiniLM-L6-v2") == tuple(load_calibration("minilm-l6").thresholds)

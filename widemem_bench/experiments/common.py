@@ -4,6 +4,7 @@ the per-query table and metric rows through `widemem_bench.metrics`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,14 @@ def weights_of(cfg: dict[str, Any]) -> tuple[float, float, float]:
 
 
 def thresholds_of(cfg: dict[str, Any], embedder: Any) -> tuple[float, float, float]:
-    """The (high, moderate, low) in force: widemem's table (+ env), calibrated, or explicit."""
+    """The (high, moderate, low) in force: widemem's table (+ env), calibrated, or explicit.
+
+    `embedder` is the embedder (or, as before, its model id: the calibration file is then
+    looked up by the registry name of `cfg["embedder"]`, never by the model id).
+    """
+    if isinstance(embedder, str):
+        name = str((cfg.get("embedder") or {}).get("name") or embedder)
+        embedder = SimpleNamespace(model_id=embedder, name=name)
     return thresholds_in_force(engine_config(cfg), embedder)
 
 
