@@ -359,4 +359,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         metrics.append(metric_row(f"lexicon_overlap_{k}", float(v)))
     metrics.append(metric_row("n_targets", float(n_targets), embedder=emb_name))
     metrics.append(metric_row("n_users", float(len(users)), embedder=emb_name))
+    # The store the report plots: the configured one when it was run, else the first.
+    plot_store = str(p.get("plot_store", 300))
+    ctx.info["plot_store"] = plot_store if plot_store in set(table["store"]) else str(table["store"].iloc[0])
     return ExperimentResult(metrics=metrics, per_query=None, tables={"curve": table, "classifier": quality})

@@ -276,8 +276,8 @@ def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: P
         return ""
     cfg = rec.get("config") or {}
     params = cfg.get("params") or {}
-    store = str(params.get("plot_store", 300))
-    if store not in set(curve["store"]):
+    store = str((rec.get("extra") or {}).get("plot_store") or params.get("plot_store", 300))
+    if store not in set(curve["store"]):  # records written before the run chose it
         store = str(curve["store"].iloc[0])
     has = ((curve["decay"] == WIDEMEM_DECAY[0]) & (curve["rate"] == WIDEMEM_DECAY[1])).any()
     decay, rate = WIDEMEM_DECAY if has else (str(curve["decay"].iloc[0]), float(curve["rate"].iloc[0]))
