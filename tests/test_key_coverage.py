@@ -207,3 +207,18 @@ def test_weight_triple_shorthand() -> None:
 
     assert expand_weight_triples(["weights=0.9,0.05,0.05", "weights=equal"]) == [
         "weights.similarity=0.9", "weights.importance=0.05", "weights.recency=0.05", "weights=equal"]
+
+
+@pytest.mark.parametrize("embedder", sorted(p.stem for p in (CONFIGS / "embedder").glob("*.yaml")))
+def test_embedder_fields_act_for_their_runtime_or_are_refused(embedder: str, tmp_path: Path) -> None:
+    """Reading a node is not acting on it: a field its runtime never uses (`pooling` of a
+    sentence-transformers folder) must be refused when set, whatever the experiment."""
+    from widemem_bench.harness.settings import embedder_fields
+
+    cfg = composed("compare_embedders", tmp_path, [f"embedder={embedder}"])
+    node = cfg["embedder"]
+    honours = honours_of("compare_embedders")
+    for key in leaf_keys(node, "embedder."):
+        field = key.split(".")[1]
+        refused = check_key(key, "compare_embedders", honours, cfg)
+        assert (field in embedder_fields(str(node["runtime"]))) == (refused is None), (key, refused)

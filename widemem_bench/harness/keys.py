@@ -97,7 +97,7 @@ def check_key(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[st
         from widemem_bench.harness.settings import check_embedder_key
 
         try:
-            check_embedder_key(cfg.get("embedder") or {}, key.split(".", 1)[1])
+            check_embedder_key(cfg.get("embedder") or {}, key.split(".")[1])
         except ValueError as exc:
             return str(exc)
     return None
