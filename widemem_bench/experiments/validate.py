@@ -110,6 +110,13 @@ def validate_config(cfg: dict[str, Any]) -> None:
             _int("dataset.questions_per_user", ds.get("questions_per_user"), 1)
         if "span_days" in ds:
             _num("dataset.span_days", ds.get("span_days"), 1.0)
+    if cfg.get("engine"):
+        from widemem_bench.harness.settings import engine_config
+
+        try:  # every EngineConfig field at once: a bad engine.* value stops the run (or sweep) here
+            engine_config(cfg)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     if not cfg.get("task_name"):
         raise ConfigError("task_name: no experiment chosen (run with experiment=<name>)")
 

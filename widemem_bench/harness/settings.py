@@ -91,7 +91,10 @@ def engine_config(cfg: Mapping[str, Any], **overrides: Any) -> EngineConfig:
     try:
         return EngineConfig.from_dict(opts)
     except ValueError as exc:
-        raise ValueError(f"engine config: {exc}") from None
+        # EngineConfig names the field; name the config key that set it.
+        field = str(exc).split(" ", 1)[0].split("[", 1)[0].strip("'")
+        key = GROUP_FIELDS.get(field, f"engine.{field}" if field in EngineConfig.field_names() else "engine")
+        raise ValueError(f"{key}: {exc}") from None
 
 
 def batch_engine(cfg: Mapping[str, Any], *, ignore: tuple[str, ...] = (),
