@@ -70,14 +70,15 @@ def frustration_items(events: pd.DataFrame, questions: pd.DataFrame) -> pd.DataF
 
 
 def score_spoken(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any, config: EngineConfig,
-                 *, uncertainty_mode: str = "helpful", seed: int = 0) -> pd.DataFrame:
+                 *, uncertainty_mode: str = "helpful", seed: int = 0,
+                 text_col: str = "fact_stripped") -> pd.DataFrame:
     """One row per frustration message: picked vs gold action, and whether the follow-up is answered.
 
     Each item gets its own replay up to its time, so a pin never leaks into the
     next item's measurement.
     """
     items = frustration_items(events, questions)
-    facts = events[events["fact_stripped"].notna() & (events["event_kind"] != "frustration")]
+    facts = events[events[text_col].notna() & (events["event_kind"] != "frustration")]
     facts = facts.sort_values(["user_id", "at", "fact_id"], kind="stable")
     by_user = {str(u): g for u, g in facts.groupby("user_id", sort=False)}
     rng = np.random.default_rng(seed)
@@ -90,7 +91,7 @@ def score_spoken(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any, c
             if uf is not None:
                 for e in uf[uf["at"] < it.at].itertuples(index=False):
                     slot = (str(e.subject), str(e.attribute)) if e.subject and e.attribute else None
-                    engine.add_fact(str(e.fact_stripped), str(it.user_id), importance=float(e.importance or 5),  # type: ignore[arg-type]
+                    engine.add_fact(str(getattr(e, text_col)), str(it.user_id), importance=float(e.importance or 5),  # type: ignore[arg-type]
                                     at=_ts(e.at), slot=slot)
             res = engine.search(str(it.message), str(it.user_id), now=t)
             plan = build_frustration_response(str(it.message), res.confidence, uncertainty_mode)
@@ -174,15 +175,16 @@ def score_auto(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any,
     df["top1_auto"] = np.select([pick["fast"], pick["balanced"], pick["deep"]],
                                 [top1["fast"], top1["balanced"], top1["deep"]])
     df["top1_balanced"] = top1["balanced"]
-    timing = _time_search(events, q, embedder, config, timing_queries, seed)
+    timing = _time_search(events, q, embedder, config, timing_queries, seed, text_col=text_col)
     if cost_store_size > 0:
         timing.update(_time_search(events, q, embedder, config, timing_queries, seed,
-                                   store_size=cost_store_size))
+                                   store_size=cost_store_size, text_col=text_col))
     return df, timing
 
 
 def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: EngineConfig,
-                 n: int, seed: int, store_size: int = 0, n_users: int = 20) -> dict[str, float]:
+                 n: int, seed: int, store_size: int = 0, n_users: int = 20,
+                 text_col: str = "fact_stripped") -> dict[str, float]:
     """Median wall ms of `MemoryEngine.search`, mode="auto" vs "balanced", on the same store.
 
     With ``store_size`` > 0, ``n_users`` users get their own facts plus other users'
@@ -191,7 +193,7 @@ def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: E
     returns the mean candidates actually scored per query under each mode.
     """
     rng = np.random.default_rng(seed)
-    facts = events[events["fact_stripped"].notna()]
+    facts = events[events[text_col].notna()]
     if store_size > 0:
         all_users = sorted(q["user_id"].unique())
         users = sorted(str(u) for u in rng.choice(all_users, size=min(n_users, len(all_users)), replace=False))
@@ -213,7 +215,7 @@ def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: E
             for e in rows:
                 # Padding keeps its own dates, so a question may predate some of it:
                 # harmless here, where only the cost of a search is measured.
-                engine.add_fact(str(e.fact_stripped), u, importance=float(e.importance or 5),  # type: ignore[arg-type]
+                engine.add_fact(str(getattr(e, text_col)), u, importance=float(e.importance or 5),  # type: ignore[arg-type]
                                 at=_ts(e.at))
         n_mem = {u: len(engine.memories(u)) for u in users}
         for mode in ("balanced", "auto", "balanced", "auto"):  # twice each: the first pass warms caches
@@ -238,7 +240,8 @@ def _spoken(cfg: dict[str, Any], ctx: RunContext, ev: pd.DataFrame, qs: pd.DataF
     for resolver in resolvers:
         with ctx.timer(f"spoken:{resolver}"):
             config = engine_config(cfg, resolver=str(resolver))
-            s = score_spoken(ev, qs, emb, config, uncertainty_mode=config.uncertainty_mode, seed=ctx.seed)
+            s = score_spoken(ev, qs, emb, config, uncertainty_mode=config.uncertainty_mode, seed=ctx.seed,
+                             text_col=str(cfg.get("memory_text") or "fact_stripped"))
         s["resolver"] = str(resolver)
         spoken.append(s)
         for gold, g in [("all", s), *s.groupby("gold_action")]:
@@ -255,6 +258,7 @@ def _spoken(cfg: dict[str, Any], ctx: RunContext, ev: pd.DataFrame, qs: pd.DataF
 @experiment("frustration", honours=(*DATA, *BATCH, "resolver.candidate_k", "resolver.similarity_floor", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
+    text_col = str(cfg.get("memory_text") or "fact_stripped")  # what a memory holds, in every part
     window = float(p.get("window_minutes", 60.0))
     if window <= 0:
         raise ValueError(f"params.window_minutes: must be > 0, got {window}")
@@ -267,7 +271,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     emb_name = str(base.name)
     with ctx.timer("encode"):
         follow = [q.format(rel=r) for k, v in T.QUESTIONS.items() for q in v for r in ("sister", "brother")]
-        emb = MemoEmbedder(base, [*ev["fact_stripped"].dropna(), *ev["utterance"], *qs["text"], *follow])
+        emb = MemoEmbedder(base, [*ev[text_col].dropna(), *ev["utterance"], *qs["text"], *follow])
     metrics: list[dict[str, Any]] = []
     tables: dict[str, pd.DataFrame] = {}
 
@@ -304,7 +308,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         # engine setting it does not reproduce rather than ignore it.
         ec = batch_engine(cfg, ignore=("resolver", "candidate_k", "similarity_floor"))
         auto, timing = score_auto(ev, qs, emb, ec, thresholds_in_force(ec, base), seed=ctx.seed,
-                                  text_col=str(cfg.get("memory_text") or "fact_stripped"),
+                                  text_col=text_col,
                                   cost_store_size=int(p.get("cost_store_size", 1000)))
     tables["auto_mode"] = auto
     v, lo, hi = rate_ci(auto["agree"], auto["user_id"], n_boot=n_boot, seed=ctx.seed)
