@@ -28,3 +28,19 @@ def tiny_cfg(tmp_path: Path, n_users: int, params: dict) -> dict:
         "paths": {"cache_dir": str(tmp_path / "cache")},
         "params": params,
     }
+
+
+def run_and_render(name: str, cfg: dict, out: Path) -> tuple[dict, str]:
+    """Run experiment `name` through the runner (record + tables on disk), then render its
+    report section from that record, as `make bench` does: (record, section markdown)."""
+    import pandas as pd
+
+    from widemem_bench.experiments import get_report_sections
+    from widemem_bench.experiments.runner import execute
+
+    run_dir = out / "run"
+    rec = execute({"seed": 0, "progress": False, **cfg, "task_name": name}, run_dir)
+    assert rec is not None
+    rec["run_dir"] = str(run_dir)
+    section = dict(get_report_sections())[name]
+    return rec, section(pd.DataFrame(), [rec], out / "reports" / "figures")

@@ -9,15 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
-from _runcfg import tiny_cfg
+from _runcfg import run_and_render, tiny_cfg
 
 from widemem_bench.engine import EngineConfig
-from widemem_bench.experiments.contradiction import (
-    gold_by_content,
-    probe_outcomes,
-    rate_ci,
-    replay,
-)
+from widemem_bench.experiments.contradiction import gold_by_content, probe_outcomes, replay
+from widemem_bench.metrics.rates import rate_ci
 
 T0 = dt.datetime(2025, 1, 1, 12)
 
@@ -93,17 +89,15 @@ def test_gold_by_content_and_rate_ci():
 
 
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
-    from widemem_bench.experiments import RunContext, get_experiment
-
     cfg = tiny_cfg(tmp_path, 4, {"k": 5, "floors": [0.5], "n_boot": 50})
-    ctx = RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg)
-    res = get_experiment("contradiction")(cfg, ctx)
-    settings = {m["setting"] for m in res.metrics}
+    rec, md = run_and_render("contradiction", cfg, tmp_path)
+    settings = {m["setting"] for m in rec["metrics"]}
     assert {"append", "rule", "oracle", "append@insert", "rule@0.5"} <= settings
     assert "llm" not in settings  # no endpoint configured
-    assert (tmp_path / "run" / "contradiction.md").read_text().startswith("## Contradiction survival")
-    assert (tmp_path / "run" / "contradiction_floor.png").stat().st_size > 0
-    oracle = [m for m in res.metrics if m["setting"] == "oracle" and m["metric"] == "survival"
+    assert md.startswith("## Contradiction survival")
+    assert (tmp_path / "reports" / "contradiction.md").read_text() == md
+    assert (tmp_path / "reports" / "figures" / "contradiction_floor.png").stat().st_size > 0
+    oracle = [m for m in rec["metrics"] if m["setting"] == "oracle" and m["metric"] == "survival"
               and m["kind"] == "direct"]
     assert oracle and oracle[0]["value"] == 0.0
 
@@ -149,19 +143,11 @@ def test_rule_resolver_medication_switch_vs_second_condition():
     assert [(a.kind, a.target_id) for a in actions] == [("UPDATE", "m1"), ("ADD", None)]
 
 
-def test_publish_copies_figure_and_refreshes_fragment(tmp_path: Path):
-    from widemem_bench.experiments.contradiction import publish
+def test_section_without_a_run_is_empty(tmp_path: Path):
+    from widemem_bench.reports.sections.contradiction import section
 
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "contradiction.md").write_text("## Contradiction survival\n")
-    (run / "contradiction_floor.png").write_bytes(b"png")
-    figures = tmp_path / "reports" / "figures"
-    text = publish("contradiction", [{"run_dir": str(run)}], figures, ["contradiction_floor.png"])
-    assert text.startswith("## Contradiction")
-    assert (figures / "contradiction_floor.png").read_bytes() == b"png"
-    assert (tmp_path / "reports" / "contradiction.md").read_text() == text
-    assert publish("contradiction", [], figures, []) == ""
+    assert section(pd.DataFrame(), [], tmp_path / "figures") == ""
+    assert section(pd.DataFrame(), [{"run_dir": str(tmp_path / "gone")}], tmp_path / "figures") == ""
 
 
 @pytest.mark.models
@@ -172,7 +158,7 @@ def test_issue_targets_hold_on_minilm(tmp_path: Path):
 
     from widemem_bench import timelines
     from widemem_bench.embedders import load_embedder
-    from widemem_bench.experiments.contradiction import MemoEmbedder, pick_users
+    from widemem_bench.evaluation.replay import MemoEmbedder, pick_users
 
     tl = timelines.generate(60, 0)
     emb = MemoEmbedder(load_embedder("minilm-l6", cache_dir=tmp_path), [*tl.events["fact_stripped"].dropna(),

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
-from _runcfg import tiny_cfg
+from _runcfg import run_and_render, tiny_cfg
 
 from widemem_bench.engine import EngineConfig
 from widemem_bench.engine.rephrase import (
@@ -127,12 +127,10 @@ def test_quiet_scoring_labels_identical_reasks_apart():
 
 
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
-    from widemem_bench.experiments import RunContext, get_experiment
-
     cfg = tiny_cfg(tmp_path, 3, {"resolvers": ["append"], "n_boot": 50, "window_sweep": [60], "cost_store_size": 60})
-    res = get_experiment("frustration")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
-    names = {m["metric"] for m in res.metrics}
+    rec, md = run_and_render("frustration", cfg, tmp_path)
+    names = {m["metric"] for m in rec["metrics"]}
     assert {"action_accuracy", "rephrase_precision", "rephrase_recall", "auto_mode_agreement",
             "search_ms_auto", "search_ms_balanced", "search_ms_auto_store60", "candidates_balanced_store60"} <= names
-    assert (tmp_path / "run" / "frustration.md").read_text().startswith("## Frustration")
-    assert (tmp_path / "run" / "auto_mode.png").stat().st_size > 0
+    assert md.startswith("## Frustration")
+    assert (tmp_path / "reports" / "figures" / "auto_mode.png").stat().st_size > 0

@@ -17,8 +17,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from widemem_bench.evaluation import locomo_scores as sc
 from widemem_bench.experiments import locomo as lx
 from widemem_bench.external import locomo as ll
+from widemem_bench.metrics import abstention
+from widemem_bench.metrics.rates import auroc_ranksum
+from widemem_bench.reports.sections import locomo as rs
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ll.DEFAULT_LOCOMO_PATH
@@ -117,17 +121,17 @@ def test_parse_session_date_and_evidence() -> None:
 
 def test_text_helpers() -> None:
     speakers = ("Caroline", "Melanie")
-    assert lx.named_speakers("What did Caroline's mom say?", speakers) == ["Caroline"]
-    assert lx.named_speakers("Do Caroline and Melanie paint?", speakers) == ["Caroline", "Melanie"]
-    assert lx.strip_speakers("What is Caroline's job?", speakers) == "What is job?"
-    assert lx.self_ownership("I went to my class") > 0.75
-    assert lx.self_ownership("you went to your class") < 0.25
-    assert lx.self_ownership("nice weather") == 0.5
+    assert sc.named_speakers("What did Caroline's mom say?", speakers) == ["Caroline"]
+    assert sc.named_speakers("Do Caroline and Melanie paint?", speakers) == ["Caroline", "Melanie"]
+    assert sc.strip_speakers("What is Caroline's job?", speakers) == "What is job?"
+    assert sc.self_ownership("I went to my class") > 0.75
+    assert sc.self_ownership("you went to your class") < 0.25
+    assert sc.self_ownership("nice weather") == 0.5
 
 
 def test_bm25_ranks_the_matching_doc_first() -> None:
     docs = ["I adopted a puppy named Max", "went hiking in the hills", "Max is my favourite puppy toy"]
-    m = lx.bm25_matrix(["puppy Max", "hiking", "unrelated words"], docs)
+    m = sc.bm25_matrix(["puppy Max", "hiking", "unrelated words"], docs)
     assert m.shape == (3, 3)
     assert m[0, 1] == 0 and m[0, 0] > 0 and m[0, 2] > 0
     assert m[1].argmax() == 1
@@ -138,16 +142,16 @@ def test_fast_auroc_and_share_at_recall() -> None:
     rng = np.random.default_rng(0)
     s = rng.integers(0, 6, 400).astype(float)  # many ties
     y = rng.random(400) < 0.7
-    assert lx._auroc(s, y) == pytest.approx(roc_auc_score(y, s))
+    assert auroc_ranksum(s, y) == pytest.approx(roc_auc_score(y, s))
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.95, 0.1, 0.65])
     ans = np.array([True, True, True, True, True, False, False, False])
     # 80% recall keeps answerable scores >= 0.6: the adversarial 0.95 and 0.65 pass, 0.1 not.
-    assert lx.adversarial_share_at_recall(scores, ans, 0.8) == pytest.approx(2 / 3)
+    assert abstention.adversarial_share_at_recall(scores, ans, 0.8) == pytest.approx(2 / 3)
     # Held out: each group's cut-off comes from the other group's answerable scores only.
     groups = np.array(["a"] * 4 + ["b"] * 4)
     s2 = np.array([0.9, 0.8, 0.1, 0.2, 0.5, 0.6, 0.95, 0.05])
     y2 = np.array([True, True, False, False, True, True, False, False])
-    rec, adv = lx.heldout_share_at_recall(s2, y2, groups, 0.9)
+    rec, adv = abstention.heldout_share_at_recall(s2, y2, groups, 0.9)
     # a's cut = min(b's answerable) = 0.5; b's cut = 0.8: a passes 0.9, 0.8; b passes only 0.95.
     assert rec == pytest.approx(2 / 4) and adv == pytest.approx(1 / 4)
 
@@ -194,7 +198,7 @@ def test_ownership_reads_who_the_evidence_belongs_to() -> None:
     from widemem_bench.embedders import load_embedder
 
     toy = _toy()
-    pq = lx.question_features(toy, load_embedder("hash-test", cache=False))
+    pq = sc.question_features(toy, load_embedder("hash-test", cache=False))
     own = pq.set_index(["sample_id", "qa_index"])["ownership"]
     for sid in ("toy-1", "toy-2"):
         answerable = [own[(sid, i)] for i in (0, 1, 2)]
@@ -213,7 +217,8 @@ def test_experiment_on_a_two_conversation_slice(locomo: ll.LoCoMo, tmp_path: Pat
 
     emb = load_embedder("hash-test", cache=False)
     cfg = {"seed": 0, "params": {"conversations": ["conv-26", "conv-30"], "n_boot": 50}}
-    res = lx.run_locomo(cfg, tmp_path, embedders=[emb], data=locomo)
+    res = lx.run_locomo(cfg, embedders=[emb], data=locomo)
+    rs.write_locomo_report(res, tmp_path)
     t = res["tables"]
     pq = t["per_query"]
     assert len(pq) == 199 + 105
@@ -249,7 +254,7 @@ def test_experiment_on_a_two_conversation_slice(locomo: ll.LoCoMo, tmp_path: Pat
     for name, df in t.items():
         if name != "per_query" and len(df):
             df.to_parquet(run_dir / f"{name}.parquet", index=False)
-    text = lx.section(pd.DataFrame(), [{"run_dir": str(run_dir), "dataset": res["data"]}], tmp_path / "fig2")
+    text = rs.section(pd.DataFrame(), [{"run_dir": str(run_dir), "dataset": res["data"]}], tmp_path / "fig2")
     assert "| hash-test | top1_cosine |" in text and (tmp_path / "fig2" / "locomo_auroc.png").is_file()
 
 
@@ -277,7 +282,7 @@ def test_minilm_reproduces_baseline_and_beats_target(locomo: ll.LoCoMo, tmp_path
     """Issue 8's first row (top-1 cosine AUROC 0.553 +- 0.03) and its 0.75 target."""
     from widemem_bench.embedders import load_embedder
 
-    res = lx.run_locomo({"params": {"n_boot": 100}}, None, embedders=[load_embedder("minilm-l6")], data=locomo)
+    res = lx.run_locomo({"params": {"n_boot": 100}}, embedders=[load_embedder("minilm-l6")], data=locomo)
     au = res["tables"]["auroc"].set_index("method")["auroc"]
     assert au["top1_cosine"] == pytest.approx(0.553, abs=0.03)
     assert au["margin"] == pytest.approx(0.496, abs=0.03)
@@ -294,7 +299,7 @@ def test_rule_form_keeps_evidence_ids() -> None:
     pytest.importorskip("widemem_bench.engine.extractors")
     from widemem_bench.embedders import load_embedder
 
-    pq = lx.question_features(_toy(), load_embedder("hash-test", cache=False), memory_form="rule")
+    pq = sc.question_features(_toy(), load_embedder("hash-test", cache=False), memory_form="rule")
     assert len(pq) == 10
     # Facts keep their turn's dia_id, so evidence ranks stay defined.
     assert np.isfinite(pq["rank_cosine"]).all()
@@ -308,7 +313,7 @@ def test_sensitivity_grid_shape() -> None:
     grid = lx.sensitivity_table(_toy(), load_embedder("hash-test", cache=False), (0.05, 0.1), (0.0, 0.03))
     assert len(grid) == 4 and set(grid["temperature"]) == {0.05, 0.1}
     assert grid["auroc"].between(0, 1).all()
-    md = lx.locomo_markdown({"tables": {"auroc": pd.DataFrame(), "retrieval": pd.DataFrame(), "bands": pd.DataFrame(),
+    md = rs.locomo_markdown({"tables": {"auroc": pd.DataFrame(), "retrieval": pd.DataFrame(), "bands": pd.DataFrame(),
                                         "thresholds": pd.DataFrame(), "transfer": pd.DataFrame(),
                                         "sensitivity": grid,
                                         "auroc_forms": pd.DataFrame({
@@ -322,7 +327,7 @@ def test_sensitivity_grid_shape() -> None:
 def test_per_query_is_parquet_safe(tmp_path: Path) -> None:
     from widemem_bench.embedders import load_embedder
 
-    pq = lx.question_features(_toy(), load_embedder("hash-test", cache=False))
+    pq = sc.question_features(_toy(), load_embedder("hash-test", cache=False))
     pq.to_parquet(tmp_path / "pq.parquet")
     back = pd.read_parquet(tmp_path / "pq.parquet")
     assert len(back) == len(pq) and back["evidence"].iloc[0] == "D1:1"

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
-from _runcfg import tiny_cfg
+from _runcfg import run_and_render, tiny_cfg
 
 from widemem_bench.experiments.ymyl_decay import category, layout, lost_by_day, score_days
 
@@ -106,19 +106,16 @@ def test_padding_fills_the_store_without_the_targets_attribute():
 
 
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
-    from widemem_bench.experiments import RunContext, get_experiment
-
     cfg = tiny_cfg(tmp_path, 4, {"days": [1, 60, 365], "decays": [{"function": "exponential", "rate": 0.01}],
                    "store_sizes": [None, 40], "plot_store": 40, "n_boot": 30})
-    res = get_experiment("ymyl_decay")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
-    curve = res.tables["curve"]
+    _, md = run_and_render("ymyl_decay", cfg, tmp_path)
+    curve = pd.read_parquet(tmp_path / "run" / "curve.parquet")
     assert set(curve["store"]) == {"own", "40"} and set(curve["ymyl"]) == {"off", "on", "on_lexicon", "on_gold"}
     crit = curve[(curve["slice"] == "critical") & (curve["ymyl"] == "on_gold")]
     for _, g in crit.groupby("store"):
         assert g["in_reach"].nunique() == 1  # immune: flat in age
         assert (g["lost_reach"].fillna(0) == 0).all() and (g["lost_top1"].fillna(0) == 0).all()
-    assert set(res.tables["classifier"]["classifier"]) == {"widemem", "lexicon"}
-    md = (tmp_path / "run" / "ymyl_decay.md").read_text()
+    assert set(pd.read_parquet(tmp_path / "run" / "classifier.parquet")["classifier"]) == {"widemem", "lexicon"}
     assert md.startswith("## YMYL decay")
     assert "out of reach" in md.lower() and "on_lexicon" in md
 

@@ -24,14 +24,15 @@ from typing import Any
 
 import numpy as np
 
+from widemem_bench.engine.config import WIDEMEM_DECAY, WIDEMEM_WEIGHTS
 from widemem_bench.provenance import REPO_ROOT
 
 BASELINE_PATH = REPO_ROOT / "reports" / "baseline" / "metrics.json"
 CONFIG: dict[str, Any] = {
     "embedder": "minilm-l6",
     "dataset": "timelines_small",
-    "weights": [0.5, 0.3, 0.2],
-    "decay": ["exponential", 0.01],
+    "weights": list(WIDEMEM_WEIGHTS),
+    "decay": list(WIDEMEM_DECAY),
     "mode": "balanced",
     "population": "all splits; answerable, never-mentioned, hard-negative, other-person questions",
 }
@@ -149,6 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        print("usage: widemem-bench regression [--write] [weights=s,i,r]\n\n"
+              "Recompute the headline metrics of the baseline configuration (minilm-l6 on\n"
+              "timelines_small) and compare them with reports/baseline/metrics.json; exit 1 when\n"
+              "one got worse beyond its tolerance. --write rewrites the baseline (make golden);\n"
+              "weights=s,i,r checks another weight mix against it.")
+        return 0
     config: dict[str, Any] = {}
     write = False
     for arg in args:

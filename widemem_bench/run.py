@@ -40,7 +40,7 @@ os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning:multiprocessing.pro
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 # Config groups whose options are files under configs/<group>/ (launchers come from plugins).
 FILE_GROUPS = ("embedder", "dataset", "decay", "weights", "thresholds", "resolver",
-               "experiment", "paths")
+               "engine", "experiment", "paths")
 
 
 def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
@@ -61,6 +61,84 @@ def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str |
         for option in value.split(","):
             if option and not (folder / f"{option}.yaml").exists():
                 return f"{key}: unknown option {option!r} (known: {', '.join(known)})"
+    return None
+
+
+def expand_weight_triples(argv: list[str]) -> list[str]:
+    """`weights=0.9,0.05,0.05` (or `[0.9,0.05,0.05]`) -> the three `weights.*` keys.
+
+    Three numbers cannot name option files of the `weights` group, so the shorthand is
+    unambiguous; Hydra alone would read it as a sweep over three unknown options.
+    """
+    out: list[str] = []
+    for arg in argv:
+        key, _, value = arg.partition("=")
+        if key == "weights" and value:
+            parts = value.strip("[]").split(",")
+            try:
+                nums = [float(x) for x in parts]
+            except ValueError:
+                nums = []
+            if len(nums) == 3:
+                out += [f"weights.{k}={x}" for k, x in
+                        zip(("similarity", "importance", "recency"), parts, strict=True)]
+                continue
+        out.append(arg)
+    return out
+
+
+def _overrides(argv: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        out.append((key.lstrip("+~"), value))
+    return out
+
+
+def _compose_plain(overrides: list[str], config_dir: Path) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            plain = OmegaConf.to_container(compose("config", overrides=overrides), resolve=False)
+    finally:
+        GlobalHydra.instance().clear()
+    assert isinstance(plain, dict)
+    return plain  # type: ignore[return-value]
+
+
+def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line for the first key that is misspelt, not honoured by the chosen experiment,
+    not read by the embedder's runtime, or whose value would name a folder outside the
+    output folder (see `harness.keys`). Checked for every experiment of a sweep."""
+    from widemem_bench.experiments.registry import honours_of
+    from widemem_bench.harness.keys import check_key, check_value
+
+    pairs = _overrides(argv)
+    names = [v for k, v in pairs if k == "experiment"]
+    if not names or "(" in names[0]:
+        return None
+    groups = [f"{k}={v.split(',')[0]}" for k, v in pairs
+              if k in FILE_GROUPS and k != "experiment" and "(" not in v]
+    for name in names[0].split(","):
+        try:
+            honours = honours_of(name)
+            cfg = _compose_plain([f"experiment={name}", *groups], config_dir)
+        except Exception:  # unknown experiment or group option: reported by the other checks
+            return None
+        for key, value in pairs:
+            if key == "experiment" or key.startswith("hydra"):
+                continue
+            group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
+            msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
+            for part in value.split(",") if "(" not in value else []:
+                msg = msg or check_value(key, part)
+            if msg is not None:
+                return msg
     return None
 
 
@@ -111,8 +189,9 @@ def main(cfg: DictConfig) -> Any:
 
 
 def cli() -> None:
-    argv = sys.argv[1:]
-    msg = check_group_choices(argv) or hydra_resolvers.check_overrides(argv)
+    argv = expand_weight_triples(sys.argv[1:])
+    sys.argv[1:] = argv
+    msg = check_group_choices(argv) or check_keys(argv) or hydra_resolvers.check_overrides(argv)
     if msg is None and ("-m" in argv or "--multirun" in argv):
         msg = check_sweep_values(argv)
     if msg is not None:

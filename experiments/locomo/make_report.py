@@ -20,12 +20,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import pandas as pd
 
 from widemem_bench.embedders import load_embedder
-from widemem_bench.experiments.locomo import (
-    run_locomo,
-    sensitivity_table,
-    write_locomo_report,
-)
+from widemem_bench.experiments.locomo import run_locomo, sensitivity_table
 from widemem_bench.external.locomo import load_locomo
+from widemem_bench.reports.sections.locomo import write_locomo_report
 
 
 def main() -> None:
@@ -44,7 +41,7 @@ def main() -> None:
     t0 = time.perf_counter()
     params = {"embedders": args.embedders, "memory_form": args.memory_form, "n_boot": args.n_boot,
               "locomo_path": args.locomo_path}
-    res = run_locomo({"seed": 0, "params": params}, None)
+    res = run_locomo({"seed": 0, "params": params})
     if args.sensitivity is not None:
         data = load_locomo(args.locomo_path)
         names = args.sensitivity or args.embedders[:1]
@@ -53,7 +50,7 @@ def main() -> None:
         )
     if args.compare_forms:
         other = "rule" if args.memory_form == "turn" else "turn"
-        alt = run_locomo({"seed": 0, "params": {**params, "embedders": args.embedders[:1], "memory_form": other}}, None)
+        alt = run_locomo({"seed": 0, "params": {**params, "embedders": args.embedders[:1], "memory_form": other}})
         first = res["tables"]["auroc"]
         first = first[first["embedder"] == args.embedders[0]].assign(memory_form=args.memory_form)
         res["tables"]["auroc_forms"] = pd.concat(

@@ -25,6 +25,10 @@ CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability", "answerabi
 AGE_SOURCES: tuple[str, ...] = ("clock", "insert")
 UNCERTAINTY_MODES: tuple[str, ...] = ("strict", "helpful", "creative")
 WEIGHT_SUM_TOLERANCE = 1e-6
+# widemem 2.0.2's scoring defaults, defined once: final = 0.5 similarity + 0.3 importance/10
+# + 0.2 recency, recency exp(-0.01 * days). Everything else imports these.
+WIDEMEM_WEIGHTS: tuple[float, float, float] = (0.5, 0.3, 0.2)
+WIDEMEM_DECAY: tuple[str, float] = ("exponential", 0.01)
 
 
 def _number(name: str, value: Any) -> float:
@@ -149,9 +153,9 @@ class EngineConfig:
       the optional OpenAI-compatible endpoint.
     """
 
-    weights: tuple[float, float, float] = (0.5, 0.3, 0.2)
-    decay_function: str = "exponential"
-    decay_rate: float = 0.01
+    weights: tuple[float, float, float] = WIDEMEM_WEIGHTS
+    decay_function: str = WIDEMEM_DECAY[0]
+    decay_rate: float = WIDEMEM_DECAY[1]
     adapt_weights: bool = True
     two_pass_boost: bool = True
     topic_weights: tuple[tuple[str, float], ...] = ()

@@ -150,25 +150,13 @@ def prepare(
     for q in range(len(texts)):
         ix = by_user.get(q_user[q], np.zeros(0, np.int64))
         ix = ix[m_at[ix] <= q_at[q]]
-        if len(ix):
-            # Same arithmetic as MemoryStore.similarities: float32 (n, d) @ (d,).
-            sims = np.ascontiguousarray(mvec[ix]) @ qvec[q]
-            order = np.argsort(-sims, kind="stable")[: k_fetch[bool(sim_first[q])]]
-            rows.append(ix[order])
-            srows.append(sims[order])
-        else:
-            rows.append(ix)
-            srows.append(np.zeros(0, np.float32))
+        r, sr = nearest(mvec, ix, qvec[q], k_fetch[bool(sim_first[q])])
+        rows.append(r)
+        srows.append(sr)
         g = {fact_to_mem[f] for f in (golds[q] if golds[q] is not None else []) if f in fact_to_mem}
         n_gold_stored[q] = len(g.intersection(ix.tolist()))
         golds[q] = g
-    width = max((len(r) for r in rows), default=0)
-    mem = np.full((len(texts), max(width, 1)), -1, dtype=np.int64)
-    for q, r in enumerate(rows):
-        mem[q, : len(r)] = r
-    sim = np.full(mem.shape, np.nan, dtype=np.float64)
-    for q, sr in enumerate(srows):
-        sim[q, : len(sr)] = sr
+    mem, sim = candidate_matrix(rows, srows)
     present = mem >= 0
     safe = np.where(present, mem, 0)
     imp10 = np.where(present, m_imp[safe], np.nan)
@@ -181,23 +169,59 @@ def prepare(
         if g:
             gold[q] = present[q] & np.isin(mem[q], list(g))
 
-    p = preset(mode)
-    npres = present.sum(axis=1)
-    # The top BOOST_N by similarity are the first BOOST_N columns unless the cosine at
-    # the cut ties with the next one; only such rows need the engine's full tie rules.
-    if width > BOOST_N:
-        tie = np.isclose(sim[:, BOOST_N - 1], sim[:, BOOST_N], rtol=0, atol=0) & (npres > BOOST_N)
-    else:
-        tie = np.zeros(len(texts), bool)
-    fast = sim_first & (npres >= BOOST_N) & ~tie
-    slow = sim_first & (npres >= BOOST_N) & tie
-    rep = {c: texts[int(np.argmax(qclass == c))] for c in range(3) if (qclass == c).any()}
+    fast, slow = boost_rows(sim, present, sim_first)
     return Prepared(
         question_ids=questions["question_id"].to_numpy(), user_ids=q_user, qclass=qclass,
         sim=sim, imp10=imp10, age=age, mem=mem, gold=gold, n_gold_stored=n_gold_stored,
-        memories=mems, mode=mode, top_k=effective_top_k(mode), boost=p.similarity_boost,
-        adapt=adapt, rep_query=rep, fast_boost=fast, slow_boost=slow,
+        memories=mems, mode=mode, top_k=effective_top_k(mode), boost=preset(mode).similarity_boost,
+        adapt=adapt, rep_query=representative_queries(texts, qclass), fast_boost=fast, slow_boost=slow,
     )
+
+
+# The candidate search shared by `prepare` and every other layout of questions over a
+# store (ymyl_decay's aged targets): one copy of the store's arithmetic and tie rules.
+def nearest(mvec: np.ndarray, ix: np.ndarray, qvec: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(memory indices, cosines) of the `k` nearest of `ix`, in the store's order.
+
+    Same arithmetic as MemoryStore.similarities (float32 (n, d) @ (d,)), cosine
+    descending, ties by position (insertion order).
+    """
+    if not len(ix):
+        return ix, np.zeros(0, np.float32)
+    sims = np.ascontiguousarray(mvec[ix]) @ qvec
+    order = np.argsort(-sims, kind="stable")[:k]
+    return ix[order], sims[order]
+
+
+def candidate_matrix(rows: Sequence[np.ndarray], srows: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(mem, sim) (Q, C) from per-question candidate lists; -1 / NaN mark an absent candidate."""
+    width = max((len(r) for r in rows), default=0)
+    mem = np.full((len(rows), max(width, 1)), -1, dtype=np.int64)
+    for q, r in enumerate(rows):
+        mem[q, : len(r)] = r
+    sim = np.full(mem.shape, np.nan, dtype=np.float64)
+    for q, sr in enumerate(srows):
+        sim[q, : len(sr)] = sr
+    return mem, sim
+
+
+def boost_rows(sim: np.ndarray, present: np.ndarray, sim_first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fast, slow) rows of the two-pass boost (see `Prepared`).
+
+    The top BOOST_N by similarity are the first BOOST_N columns unless the cosine at
+    the cut ties with the next one; only such rows need the engine's full tie rules.
+    """
+    npres = present.sum(axis=1)
+    if sim.shape[1] > BOOST_N:
+        tie = np.isclose(sim[:, BOOST_N - 1], sim[:, BOOST_N], rtol=0, atol=0) & (npres > BOOST_N)
+    else:
+        tie = np.zeros(sim.shape[0], bool)
+    return sim_first & (npres >= BOOST_N) & ~tie, sim_first & (npres >= BOOST_N) & tie
+
+
+def representative_queries(texts: Sequence[str], qclass: np.ndarray) -> dict[int, str]:
+    """One query text per class present: `adapt_weights` depends only on the class."""
+    return {c: texts[int(np.argmax(qclass == c))] for c in range(3) if (qclass == c).any()}
 
 
 def query_weights(prep: Prepared, weights: Sequence[float]) -> np.ndarray:

@@ -21,15 +21,17 @@ from typing import Any
 import pandas as pd
 
 from widemem_bench.engine import band_codes, thresholds_for_model
-from widemem_bench.experiments import batch, common
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 SUMMARY = ("recall_moderate_plus", "precision_moderate_plus", "precision_high",
            *(f"false_confidence_{k}" for k in common.NEGATIVE_KINDS))
 
 
-@experiment("calibrate")
+# thresholds are what it fits; widemem's table is the reference it reports beside them.
+@experiment("calibrate", honours=(*DATA, *(k for k in BATCH if k != "thresholds"), "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     from widemem_bench import calibration as cal
     from widemem_bench.timelines import check_fittable
@@ -39,11 +41,11 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
-    prep = common.prepare(ctx, emb)
+    ec = common.batch_engine(cfg)
+    prep = common.prepare(ctx, emb, ec=ec)
     widemem_th = thresholds_for_model(emb.model_id)
     with ctx.timer("score"):
-        scored = batch.score(prep, common.weights_of(cfg), cfg["decay"]["function"],
-                             float(cfg["decay"]["rate"]), widemem_th)
+        scored = common.score(prep, ec, widemem_th)
     pq = common.per_query_frame(prep, scored, ctx.timelines().questions, name)
     # Nothing stored reads as the lowest score (-1): always NONE, as in widemem.
     pq["top1_sim"] = pq["top1_sim"].fillna(-1.0)

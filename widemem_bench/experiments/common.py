@@ -4,17 +4,18 @@ the per-query table and metric rows through `widemem_bench.metrics`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from widemem_bench.engine.confidence import resolve_thresholds
+from widemem_bench.engine.config import EngineConfig
 from widemem_bench.experiments import batch
 from widemem_bench.experiments.context import RunContext, metric_row
-from widemem_bench.experiments.validate import check_weights, engine_thresholds
+from widemem_bench.harness.settings import batch_engine, engine_config, thresholds_in_force
+from widemem_bench.metrics.confidence import NEGATIVE_KINDS
 
-NEGATIVE_KINDS = ("never_mentioned", "hard_negative", "other_person")
 # Questions whose answer is or is not stored, cleanly: the population of calibration,
 # AUROC and precision. Stale probes, broad and frustration questions are reported by kind.
 CONFIDENCE_KINDS = ("answerable", *NEGATIVE_KINDS)
@@ -31,12 +32,26 @@ RANK_METRICS = ("hit@1", "hit@5", "hit@10", "mrr")
 
 
 def weights_of(cfg: dict[str, Any]) -> tuple[float, float, float]:
-    return check_weights(cfg["weights"])
+    """The (similarity, importance, recency) weights of the one engine node."""
+    return engine_config(cfg).weights
 
 
-def thresholds_of(cfg: dict[str, Any], model_id: str) -> tuple[float, float, float]:
-    """The (high, moderate, low) in force: widemem's table (+ env), calibrated, or explicit."""
-    return tuple(resolve_thresholds(model_id, engine_thresholds(cfg.get("thresholds") or {})))  # type: ignore[return-value]
+def thresholds_of(cfg: dict[str, Any], embedder: Any) -> tuple[float, float, float]:
+    """The (high, moderate, low) in force: widemem's table (+ env), calibrated, or explicit.
+
+    `embedder` is the embedder (or, as before, its model id: the calibration file is then
+    looked up by the registry name of `cfg["embedder"]`, never by the model id).
+    """
+    if isinstance(embedder, str):
+        name = str((cfg.get("embedder") or {}).get("name") or embedder)
+        embedder = SimpleNamespace(model_id=embedder, name=name)
+    return thresholds_in_force(engine_config(cfg), embedder)
+
+
+def score(prep: batch.Prepared, ec: EngineConfig, thresholds: Any, **kw: Any) -> batch.Scored:
+    """`batch.score` under one EngineConfig (weights, decay, two-pass boost)."""
+    return batch.score(prep, ec.weights, ec.decay_function, ec.decay_rate, thresholds,
+                       two_pass=ec.two_pass_boost, **kw)
 
 
 def load_embedder_for(ctx: RunContext, name: str | None = None) -> Any:
@@ -53,17 +68,19 @@ def text_col(cfg: dict[str, Any]) -> str:
     return str(cfg.get("memory_text") or "fact_stripped")
 
 
-def prepare(ctx: RunContext, embedder: Any, mode: str | None = None) -> batch.Prepared:
-    """Batch preparation of the configured data set (timed as `prepare`)."""
-    resolver = (ctx.cfg.get("resolver") or {}).get("name", "append")
-    if resolver != "append":
-        # Update/delete decisions need the engine's replay (the contradiction experiment).
-        raise ValueError(f"resolver.name: the batched scorer reproduces the append resolver only, got {resolver!r}")
+def prepare(ctx: RunContext, embedder: Any, mode: str | None = None,
+            ec: EngineConfig | None = None) -> batch.Prepared:
+    """Batch preparation of the configured data set (timed as `prepare`).
+
+    Mode, age source and weight adaptation come from the one engine node; a setting the
+    batched scorer does not reproduce (another resolver, YMYL...) is refused there.
+    """
+    ec = ec if ec is not None else batch_engine(ctx.cfg)
     tl = ctx.timelines()
     with ctx.timer("prepare"):
         return batch.prepare(
-            tl.events, tl.questions, embedder, mode=mode or str(ctx.cfg.get("mode", "balanced")),
-            text_col=text_col(ctx.cfg), age_from=str(ctx.cfg.get("age_from", "clock")),
+            tl.events, tl.questions, embedder, mode=mode or ec.default_mode,
+            text_col=text_col(ctx.cfg), age_from=ec.age_from, adapt=ec.adapt_weights,
         )
 
 

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.experiments import batch, common
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 
 def score_histogram(pq: pd.DataFrame, bins: int = 40) -> pd.DataFrame:
@@ -34,16 +35,16 @@ def score_histogram(pq: pd.DataFrame, bins: int = 40) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@experiment("compare_embedders")
+@experiment("compare_embedders", honours=(*DATA, *BATCH, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
-    prep = common.prepare(ctx, emb)
-    th = common.thresholds_of(cfg, emb.model_id)
+    ec = common.batch_engine(cfg)
+    prep = common.prepare(ctx, emb, ec=ec)
+    th = common.thresholds_in_force(ec, emb)
     with ctx.timer("score"):
-        scored = batch.score(prep, common.weights_of(cfg), cfg["decay"]["function"],
-                             float(cfg["decay"]["rate"]), th)
+        scored = common.score(prep, ec, th)
     pq = common.per_query_frame(prep, scored, ctx.timelines().questions, name)
     with ctx.timer("metrics"):
         rows = common.metric_rows(pq, embedder=name, n_boot=int(p.get("n_boot", 1000)),

@@ -120,15 +120,27 @@ class RunContext:
         return self._cache["timelines"]
 
     def embedder(self, name: str | None = None) -> Any:
-        """`load_embedder` with the cache folder of `cfg["paths"]["cache_dir"]`."""
-        name = name or str((self.cfg.get("embedder") or {}).get("name"))
+        """The embedder of the composed `embedder` node (every field of it acts), or
+        registry entry `name` when an experiment compares others; cache folder from
+        `cfg["paths"]["cache_dir"]`."""
+        node = self.cfg.get("embedder") or {}
+        name = name or str(node.get("name"))
         key = f"embedder:{name}"
         if key not in self._cache:
             from widemem_bench.embedders import load_embedder
+            from widemem_bench.harness.settings import embedder_from_node
 
             cache_dir = (self.cfg.get("paths") or {}).get("cache_dir")
             with self.timer("load_embedder"):
-                # bars off when the run's are; else the embedder shows one for long passes
-                self._cache[key] = load_embedder(name, cache_dir=cache_dir,
-                                                 progress=None if self.progress else False)
+                if name == node.get("name"):
+                    emb = self._cache[key] = embedder_from_node(node, cache_dir=cache_dir,
+                                                                   progress=None if self.progress else False)
+                    # What actually encodes (a node departing from its registry file runs
+                    # without the disk cache): recorded in record.json under "extra".
+                    self.info["embedder"] = {"name": emb.name, "model_id": emb.model_id,
+                                             "batch_size": int(getattr(emb, "batch_size", 0)),
+                                             "disk_cache": getattr(emb, "cache", None) is not None}
+                else:
+                    self._cache[key] = load_embedder(name, cache_dir=cache_dir,
+                                                     progress=None if self.progress else False)
         return self._cache[key]

@@ -23,102 +23,23 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.evaluation.replay import MemoEmbedder, clean, pick_users, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
-from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import REPLAY
+from widemem_bench.harness.settings import engine_config
+from widemem_bench.metrics.rates import rate_ci, ratio_ci
 
 DEFAULT_FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 KINDS = ("direct", "oblique")
-
-
-# ---------------------------------------------------------------- shared helpers
-class MemoEmbedder:
-    """An embedder whose vectors were computed once in one batch.
-
-    The replay encodes one fact per `add`; encoding every text up front (one
-    batched call, through the embedder's own cache) and serving rows from a dict
-    keeps a replay of hundreds of users at numpy speed with identical vectors.
-    """
-
-    def __init__(self, base: Any, texts: Iterable[str], kinds: Sequence[str] = ("passage", "query")) -> None:
-        self.base = base
-        self.name = base.name
-        self.model_id = base.model_id
-        self.dim = int(base.dim)
-        self.fingerprint = getattr(base, "fingerprint", "?")
-        uniq = sorted({" ".join(str(t).split()) for t in texts if t is not None and str(t).strip()})
-        self._rows: dict[tuple[str, str], np.ndarray] = {}
-        for kind in kinds:
-            vecs = np.asarray(base.encode(uniq, kind=kind), dtype=np.float32) if uniq else np.zeros((0, self.dim))
-            for t, v in zip(uniq, vecs, strict=True):
-                self._rows[(kind, t)] = v
-
-    def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        missing: list[int] = []
-        for i, t in enumerate(texts):
-            row = self._rows.get((kind, " ".join(str(t).split())))
-            if row is None:
-                missing.append(i)
-            else:
-                out[i] = row
-        if missing:
-            vecs = np.asarray(self.base.encode([texts[i] for i in missing], kind=kind), dtype=np.float32)
-            for i, v in zip(missing, vecs, strict=True):
-                out[i] = v
-                self._rows[(kind, " ".join(str(texts[i]).split()))] = v
-        return out
-
-
-def rate_ci(
-    values: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float, float]:
-    """(mean, lo, hi) of a 0/1 (or real) array with a percentile cluster bootstrap over ``groups``.
-
-    Whole groups (users) are resampled, because one user's probes share memories.
-    NaN for an empty array.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    g = np.unique(np.asarray(groups), return_inverse=True)[1]
-    num = np.bincount(g, weights=v)
-    den = np.bincount(g).astype(np.float64)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_boot, num.size))
-    reps = num[idx].sum(axis=1) / den[idx].sum(axis=1)
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(reps, [tail, 100 - tail])
-    return float(v.mean()), float(lo), float(hi)
-
-
-def md_table(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(x) for x in row) + " |")
-    return "\n".join(lines)
-
-
-def pct(v: float, lo: float, hi: float) -> str:
-    if not math.isfinite(v):
-        return "n/a"
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return f"{v:.1%}"
-    return f"{v:.1%} [{lo:.1%}, {hi:.1%}]"
-
-
-def pick_users(events: pd.DataFrame, n_users: int | None) -> list[str]:
-    users = sorted(events["user_id"].unique())
-    return users if n_users is None else users[: int(n_users)]
 
 
 def slot_label(subject: Any, attribute: Any) -> str:
@@ -139,25 +60,17 @@ class _GoldFact:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
 
 
-def _clean(text: Any) -> str:
-    return " ".join(str(text).split())
-
-
-def _ts(x: Any) -> dt.datetime | None:
-    return None if x is None or pd.isna(x) else pd.Timestamp(x).to_pydatetime()
-
-
 def gold_by_content(events: pd.DataFrame) -> dict[tuple[str, str], list[_GoldFact]]:
     """(user, stored content) -> the gold facts stated with that content."""
     out: dict[tuple[str, str], list[_GoldFact]] = {}
     for r in events.itertuples(index=False):
         if r.fact_stripped is None or r.subject is None or r.attribute is None:
             continue
-        vf = _ts(r.valid_from)
+        vf = ts(r.valid_from)
         if vf is None:
             continue
-        out.setdefault((str(r.user_id), _clean(r.fact_stripped)), []).append(
-            _GoldFact(str(r.subject), str(r.attribute), str(r.value), vf, _ts(r.valid_to), bool(r.oblique))
+        out.setdefault((str(r.user_id), clean(r.fact_stripped)), []).append(
+            _GoldFact(str(r.subject), str(r.attribute), str(r.value), vf, ts(r.valid_to), bool(r.oblique))
         )
     return out
 
@@ -175,17 +88,19 @@ def _classify(facts: list[_GoldFact], slot: tuple[str, str], t: dt.datetime) -> 
 
 
 # ---------------------------------------------------------------- replay
-def engine_config(resolver: str, floor: float | None, cfg: dict[str, Any], age_from: str = "clock") -> EngineConfig:
-    p = cfg.get("params") or {}
-    opts: dict[str, Any] = {"resolver": resolver, "similarity_floor": floor, "age_from": age_from}
-    if resolver == "llm":
-        opts.update(llm_url=p.get("llm_url"), llm_model=p.get("llm_model"))
-    decay = cfg.get("decay") or {}
-    if decay.get("function"):
-        opts["decay_function"] = decay["function"]
-    if decay.get("rate") is not None:
-        opts["decay_rate"] = float(decay["rate"])
-    return EngineConfig(**opts)
+def replay_config(cfg: dict[str, Any], resolver: str, floor: float | None,
+                  age_from: str | None = None) -> EngineConfig:
+    """The one engine node of `cfg` with this replay's resolver, floor and age source.
+
+    Everything else (weights, decay, thresholds, candidate_k, engine.*) is the node's;
+    `floor=None` keeps `resolver.similarity_floor`, `age_from=None` keeps `age_from`.
+    """
+    over: dict[str, Any] = {"resolver": resolver}
+    if floor is not None:
+        over["similarity_floor"] = floor
+    if age_from is not None:
+        over["age_from"] = age_from
+    return engine_config(cfg, **over)
 
 
 def replay(
@@ -224,12 +139,12 @@ def replay(
             ei = 0
             ids: dict[str, None] = {}
             for q in [*qrows, None]:
-                t_q = _ts(q.asked_at) if q is not None else None
-                while ei < len(erows) and (t_q is None or _ts(erows[ei].at) <= t_q):  # type: ignore[operator]
+                t_q = ts(q.asked_at) if q is not None else None
+                while ei < len(erows) and (t_q is None or ts(erows[ei].at) <= t_q):  # type: ignore[operator]
                     e = erows[ei]
                     slot = (str(e.subject), str(e.attribute)) if e.subject and e.attribute else None
-                    done = engine.add_fact(_clean(e.fact_stripped), uid, importance=float(e.importance or 5),  # type: ignore[arg-type]
-                                           at=_ts(e.at), slot=slot)
+                    done = engine.add_fact(clean(e.fact_stripped), uid, importance=float(e.importance or 5),  # type: ignore[arg-type]
+                                           at=ts(e.at), slot=slot)
                     ids.update((a.target_id, None) for a in done.actions if a.target_id)
                     n_facts += 1
                     ei += 1
@@ -248,13 +163,13 @@ def _probe_row(engine: MemoryEngine, q: Any, uid: str, t_q: dt.datetime,
     res = engine.search(str(q.text), uid, now=t_q)
     best = {"current": math.inf, "stale_direct": math.inf, "stale_oblique": math.inf}
     for rank, hit in enumerate(res, start=1):
-        c = _classify(gold.get((uid, _clean(hit.memory.content)), []), slot, t_q)
+        c = _classify(gold.get((uid, clean(hit.memory.content)), []), slot, t_q)
         if c is not None and rank < best[c]:
             best[c] = float(rank)
     # An oblique contradiction exists once an oblique statement of an old value was made.
     oblique_stated = any(
-        e.oblique and (str(e.subject), str(e.attribute)) == slot and _ts(e.at) <= t_q  # type: ignore[operator]
-        and _ts(e.valid_to) is not None and _ts(e.valid_to) <= t_q  # type: ignore[operator]
+        e.oblique and (str(e.subject), str(e.attribute)) == slot and ts(e.at) <= t_q  # type: ignore[operator]
+        and ts(e.valid_to) is not None and ts(e.valid_to) <= t_q  # type: ignore[operator]
         for e in erows
     )
     return {
@@ -274,8 +189,8 @@ def _update_rows(engine: MemoryEngine, uid: str, memory_ids: Sequence[str],
     for h in entries:
         if h.action not in ("UPDATE", "DELETE"):
             continue
-        old = gold.get((uid, _clean(h.old_content or "")), [])
-        new = gold.get((uid, _clean(h.new_content or "")), []) if h.new_content else []
+        old = gold.get((uid, clean(h.old_content or "")), [])
+        new = gold.get((uid, clean(h.new_content or "")), []) if h.new_content else []
         old_slots = {(f.subject, f.attribute): f.value for f in old}
         verdict = "false_update"
         for f in new:
@@ -309,24 +224,71 @@ def probe_outcomes(probes: pd.DataFrame, k: int) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def _settings(p: dict[str, Any]) -> list[tuple[str, str, float | None, str]]:
-    """(label, resolver, similarity floor, age_from) of every replay."""
-    out: list[tuple[str, str, float | None, str]] = []
+def _settings(p: dict[str, Any], llm_url: str | None = None) -> list[tuple[str, str, float | None, str | None]]:
+    """(label, resolver, similarity floor, age_from) of every replay (None: the node's)."""
+    out: list[tuple[str, str, float | None, str | None]] = []
     for name in p.get("resolvers", ["append", "rule", "oracle"]):
-        if name == "llm" and not p.get("llm_url"):
-            continue  # only when an endpoint is configured
-        out.append((str(name), str(name), None, "clock"))
+        if name == "llm" and not llm_url:
+            continue  # only when an endpoint is configured (engine.llm_url)
+        out.append((str(name), str(name), None, None))
     # widemem ages memories from their insert time: after a fast ingest every memory
     # is ~0 days old, recency no longer favours the newer fact, and the stale one
     # wins about as often as the current one (the seed's coin flip).
     for name in p.get("insert_age_resolvers", ["append"]) or []:
         out.append((f"{name}@insert", str(name), None, "insert"))
     for f in p.get("floors", DEFAULT_FLOORS) or []:
-        out.append((f"rule@{float(f):.1f}", "rule", float(f), "clock"))
+        out.append((f"rule@{float(f):.1f}", "rule", float(f), None))
     return out
 
 
-@experiment("contradiction")
+def _probe_rates(out: pd.DataFrame, setting: str, n_boot: int, seed: int, emb_name: str,
+                 extra: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(metric rows, summary rows) of survival / stale_outranks / loss, overall and per attribute."""
+    metrics: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    for kind in KINDS:
+        sub = out[out["kind"] == kind]
+        for m in ("survival", "stale_outranks", "loss"):
+            v, lo, hi = rate_ci(sub[m], sub["user_id"], n_boot=n_boot, seed=seed)
+            metrics.append(metric_row(m, v, (lo, hi), embedder=emb_name, kind=kind, setting=setting,
+                                      n=len(sub), **extra))
+            summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
+                            "ci_hi": hi, "n": len(sub), "attribute": "all"})
+        for attr, g in sub.groupby("attribute"):
+            for m in ("survival", "loss"):
+                v, lo, hi = rate_ci(g[m], g["user_id"], n_boot=n_boot, seed=seed)
+                summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
+                                "ci_hi": hi, "n": len(g), "attribute": attr})
+    return metrics, summary
+
+
+def _update_rates(updates: pd.DataFrame, ev: pd.DataFrame, users: list[str], n_facts: int,
+                  setting: str, n_boot: int, seed: int, emb_name: str,
+                  extra: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """False updates (another slot replaced) and merges (a same-value rewording replaced the
+    stored wording): per ingested fact, clustered by user; plus the update counts."""
+    metrics: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    n_user = ev[ev["fact_stripped"].notna()].groupby("user_id").size().reindex(users).fillna(0)
+    for metric, verdict in (("false_update_rate", "false_update"), ("merge_rate", "merge")):
+        per_user = pd.Series(0.0, index=pd.Index(users, name="user_id"))
+        if not updates.empty:
+            hits = updates[updates["verdict"] == verdict].groupby("user_id").size()
+            per_user.loc[hits.index] = hits.to_numpy(float)
+        rate = per_user.sum() / max(n_facts, 1)
+        ci = ratio_ci(per_user.to_numpy(), n_user.to_numpy(float), n_boot, seed)
+        metrics.append(metric_row(metric, rate, ci, embedder=emb_name, setting=setting, n=n_facts, **extra))
+        summary.append({"setting": setting, "kind": "all", "metric": metric, "value": rate,
+                        "ci_lo": ci[0], "ci_hi": ci[1], "n": n_facts, "attribute": "all"})
+    n_upd = 0 if updates.empty else len(updates)
+    n_true = 0 if updates.empty else int((updates["verdict"] == "contradiction").sum())
+    metrics.append(metric_row("updates", n_upd, embedder=emb_name, setting=setting, **extra))
+    metrics.append(metric_row("true_updates", n_true, embedder=emb_name, setting=setting, **extra))
+    return metrics, summary
+
+
+# Resolvers, floors and age sources are swept by params; everything else is the engine node.
+@experiment("contradiction", honours=("embedder", "dataset", *REPLAY, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     k = int(p.get("k", 5))
@@ -345,203 +307,27 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     per_query: list[pd.DataFrame] = []
     upd_tables: list[pd.DataFrame] = []
     summary: list[dict[str, Any]] = []
-    for setting, resolver, floor, age_from in _settings(p):
+    for setting, resolver, floor, age_from in _settings(p, engine_config(cfg).llm_url):
         with ctx.timer(f"replay:{setting}"):
-            config = engine_config(resolver, floor, cfg, age_from=age_from)
+            config = replay_config(cfg, resolver, floor, age_from)
             probes, updates, n_facts = replay(ev, qs, emb, config, users, k=k, gold=gold)
         out = probe_outcomes(probes, k)
-        out["setting"] = setting
-        out["resolver"] = resolver
-        out["floor"] = np.nan if floor is None else floor
+        floor_used = np.nan if config.similarity_floor is None else config.similarity_floor
+        out["setting"], out["resolver"], out["floor"] = setting, resolver, floor_used
         per_query.append(out)
-        extra: dict[str, Any] = {"resolver": resolver, "floor": np.nan if floor is None else floor, "k": k}
-        for kind in KINDS:
-            sub = out[out["kind"] == kind]
-            for m in ("survival", "stale_outranks", "loss"):
-                v, lo, hi = rate_ci(sub[m], sub["user_id"], n_boot=n_boot, seed=ctx.seed)
-                metrics.append(metric_row(m, v, (lo, hi), embedder=emb_name, kind=kind, setting=setting,
-                                          n=len(sub), **extra))
-                summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
-                                "ci_hi": hi, "n": len(sub), "attribute": "all"})
-            for attr, g in sub.groupby("attribute"):
-                for m in ("survival", "loss"):
-                    v, lo, hi = rate_ci(g[m], g["user_id"], n_boot=n_boot, seed=ctx.seed)
-                    summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
-                                    "ci_hi": hi, "n": len(g), "attribute": attr})
-        # False updates (another slot replaced) and merges (a same-value rewording replaced
-        # the stored wording): per ingested fact, clustered by user.
+        extra: dict[str, Any] = {"resolver": resolver, "k": k, "floor": floor_used}
+        for m_rows, s_rows in (_probe_rates(out, setting, n_boot, ctx.seed, emb_name, extra),
+                               _update_rates(updates, ev, users, n_facts, setting, n_boot, ctx.seed,
+                                             emb_name, extra)):
+            metrics += m_rows
+            summary += s_rows
         if not updates.empty:
             updates["setting"] = setting
             upd_tables.append(updates)
-        n_user = ev[ev["fact_stripped"].notna()].groupby("user_id").size().reindex(users).fillna(0)
-        for metric, verdict in (("false_update_rate", "false_update"), ("merge_rate", "merge")):
-            per_user = pd.Series(0.0, index=pd.Index(users, name="user_id"))
-            if not updates.empty:
-                hits = updates[updates["verdict"] == verdict].groupby("user_id").size()
-                per_user.loc[hits.index] = hits.to_numpy(float)
-            rate = per_user.sum() / max(n_facts, 1)
-            ci = _ratio_boot(per_user.to_numpy(), n_user.to_numpy(float), n_boot, ctx.seed)
-            metrics.append(metric_row(metric, rate, ci, embedder=emb_name, setting=setting, n=n_facts, **extra))
-            summary.append({"setting": setting, "kind": "all", "metric": metric, "value": rate,
-                            "ci_lo": ci[0], "ci_hi": ci[1], "n": n_facts, "attribute": "all"})
-        n_upd = 0 if updates.empty else len(updates)
-        n_true = 0 if updates.empty else int((updates["verdict"] == "contradiction").sum())
-        metrics.append(metric_row("updates", n_upd, embedder=emb_name, setting=setting, **extra))
-        metrics.append(metric_row("true_updates", n_true, embedder=emb_name, setting=setting, **extra))
     pq = pd.concat(per_query, ignore_index=True) if per_query else pd.DataFrame()
-    table = pd.DataFrame(summary)
-    tables = {"summary": table}
+    tables = {"summary": pd.DataFrame(summary)}
     if upd_tables:
         tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
     metrics.append(metric_row("n_users", len(users), embedder=emb_name))
     metrics.append(metric_row("n_probes", float(pq["question_id"].nunique()) if len(pq) else 0.0, embedder=emb_name))
-    artifacts = write_outputs(table, ctx.output_dir, emb_name, len(users), k)
-    return ExperimentResult(metrics=metrics, per_query=pq, tables=tables, artifacts=artifacts)
-
-
-def _ratio_boot(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, num.size, size=(n_boot, num.size))
-    d = den[idx].sum(axis=1)
-    reps = num[idx].sum(axis=1) / np.where(d > 0, d, 1.0)
-    lo, hi = np.percentile(reps, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-# ---------------------------------------------------------------- report
-def _floor_plot(table: pd.DataFrame, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 3.8))
-    floors = table[table["setting"].str.startswith("rule@") & (table["attribute"] == "all")]
-    for kind, style in (("direct", "o-"), ("oblique", "s--")):
-        s = floors[(floors["kind"] == kind) & (floors["metric"] == "survival")].copy()
-        if s.empty:
-            continue
-        s["floor"] = s["setting"].str.slice(5).astype(float)
-        s = s.sort_values("floor")
-        ax.plot(s["floor"], s["value"], style, label=f"rule, {kind}")
-        ax.fill_between(s["floor"], s["ci_lo"], s["ci_hi"], alpha=0.15)
-        base = table[(table["setting"] == "rule") & (table["kind"] == kind) & (table["metric"] == "survival")
-                     & (table["attribute"] == "all")]
-        if len(base):
-            ax.axhline(float(base["value"].iloc[0]), color=ax.lines[-1].get_color(), lw=0.8, ls=":")
-    app = table[(table["setting"] == "append") & (table["kind"] == "direct") & (table["metric"] == "survival")
-                & (table["attribute"] == "all")]
-    if len(app):
-        ax.axhline(float(app["value"].iloc[0]), color="grey", lw=0.8, ls="-.", label="append, direct")
-    ax.set_xlabel("candidate similarity floor of the rule resolver")
-    ax.set_ylabel("contradiction survival")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=8)
-    ax.set_title("Stale facts surviving vs similarity floor (dotted: no floor)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str) -> str:
-    """The markdown fragment of one run's summary table (pure function of it)."""
-    t = table[table["attribute"] == "all"]
-
-    def cell(setting: str, kind: str, metric: str) -> str:
-        r = t[(t["setting"] == setting) & (t["kind"] == kind) & (t["metric"] == metric)]
-        if r.empty:
-            return "n/a"
-        x = r.iloc[0]
-        return pct(float(x["value"]), float(x["ci_lo"]), float(x["ci_hi"]))
-
-    rows = []
-    for setting in dict.fromkeys(t["setting"]):
-        for kind in KINDS:
-            n = t[(t["setting"] == setting) & (t["kind"] == kind) & (t["metric"] == "survival")]["n"]
-            if n.empty:
-                continue
-            rows.append({"resolver": setting, "contradiction": kind, "probes": int(n.iloc[0]),
-                         "survival": cell(setting, kind, "survival"),
-                         "stale outranks current": cell(setting, kind, "stale_outranks"),
-                         "loss": cell(setting, kind, "loss"),
-                         "false updates": cell(setting, "all", "false_update_rate"),
-                         "same-value rewordings replaced": cell(setting, "all", "merge_rate")})
-    per_attr = table[(table["attribute"] != "all") & (table["metric"] == "survival")
-                     & table["setting"].isin(["append", "rule", "oracle"])]
-    attr_tab = per_attr.assign(cell=[pct(v, lo, hi) + f" (n={n})" for v, lo, hi, n in
-                                     zip(per_attr["value"], per_attr["ci_lo"], per_attr["ci_hi"], per_attr["n"],
-                                         strict=True)])
-    out = [
-        "## Contradiction survival (`contradiction`)",
-        "",
-        f"{n_users} timeline users replayed through the engine ({emb_name}), facts in time order; at every "
-        f"stale probe the engine's balanced search is read. Survival = a stale memory of the slot is in the "
-        f"top {k} or outranks the current one; loss = no current memory in the top {k}; false updates = "
-        "UPDATE/DELETE of a memory of another slot, per ingested fact; same-value rewordings "
-        "replaced = a memory replaced by a rewording of the same value (e.g. \"lives in Phoenix\" by "
-        "\"settled in the desert southwest\"): not contradicted either, and the exact answer is lost. "
-        "95% cluster-bootstrap intervals (users resampled). `rule@x` = rule resolver with candidate "
-        "similarity floor x.",
-        "",
-        md_table(pd.DataFrame(rows)),
-        "",
-        f"![survival vs similarity floor]({figure})",
-        "",
-        "Reading it: `append@insert` replays with widemem's insert-time ages (every memory ~0 days old "
-        "after a fast ingest): the stale fact then outranks the current one about half the time, the seed's "
-        "coin flip; with the timeline's clock, recency breaks the tie towards the newer fact. A similarity "
-        "floor on the resolver's candidates (the seed's 0.6 gate) hides contradictions from the resolver: "
-        "survival climbs with the floor, the blind spot. Oblique statements (\"settled in NorCal\") are "
-        "not read by the rule resolver, so they survive every later move; only the oracle, which knows the "
-        "slot, retires them when they are among the 5 candidates.",
-        "",
-        "Limits of the `rule` resolver (engine/resolvers.py `parse_slot`): English regexes over the "
-        "subject-stripped fact forms; its attribute patterns were extended in this issue to every "
-        "changeable slot of the timelines (drink, exercise, doctor, bank, insurance, medication per "
-        "condition, whole diet phrases), so its direct-contradiction figures hold for these fact forms "
-        "only. It never reads negations (\"no longer vegan\"), allergies or conditions (several hold at "
-        "once, so a cured allergy is never retired), area-level statements (\"settled in ...\"), or facts "
-        "outside the 5 nearest memories; one new fact updates at most one memory.",
-    ]
-    if len(attr_tab):
-        wide = attr_tab.pivot_table(index=["attribute", "kind"], columns="setting", values="cell", aggfunc="first")
-        wide = wide.reset_index()
-        out += ["", "Survival per attribute:", "", md_table(wide.fillna("n/a"))]
-    return "\n".join(out)
-
-
-def write_outputs(table: pd.DataFrame, out_dir: Path, emb_name: str, n_users: int, k: int) -> dict[str, Path]:
-    fig = _floor_plot(table, out_dir / "contradiction_floor.png")
-    md = out_dir / "contradiction.md"
-    md.write_text(render(table, emb_name, n_users, k, "figures/contradiction_floor.png") + "\n")
-    return {"contradiction_md": md, "contradiction_floor_png": fig}
-
-
-def publish(name: str, records: list[dict[str, Any]], figures_dir: Path, pngs: Sequence[str]) -> str:
-    """Section text of the latest run's ``<name>.md``; its figures go to ``figures_dir``.
-
-    The fragment is also refreshed beside ``figures_dir`` (reports/<name>.md); the report
-    writer leaves that fragment out when the section is present, so the text appears once.
-    """
-    if not records:
-        return ""
-    run_dir = Path(str(records[-1].get("run_dir", "")))
-    md = run_dir / f"{name}.md"
-    if not md.is_file():
-        return ""
-    figures_dir.mkdir(parents=True, exist_ok=True)
-    for png in pngs:
-        src = run_dir / png
-        if src.is_file():
-            (figures_dir / png).write_bytes(src.read_bytes())
-    text = md.read_text()
-    (figures_dir.parent / f"{name}.md").write_text(text)
-    # The report writer leaves reports/<name>.md out when this section is present.
-    return text
-
-
-@report_section("contradiction", order=60)
-def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
-    """The latest run's fragment and its figure."""
-    return publish("contradiction", records, figures_dir, ["contradiction_floor.png"])
+    return ExperimentResult(metrics=metrics, per_query=pq, tables=tables)

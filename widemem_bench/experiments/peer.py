@@ -277,7 +277,7 @@ def run_comparison(
     )
 
 
-@experiment("peer")
+@experiment("peer", honours=("embedder", "dataset", "mode", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     params = dict(cfg.get("params") or {})
     params.setdefault("mode", cfg.get("mode", "balanced"))

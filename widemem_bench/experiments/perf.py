@@ -1016,7 +1016,7 @@ the measurement (load average {joblib_load}).
 """
 
 
-@experiment("perf")
+@experiment("perf", honours=("embedder.name", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     """The perf benchmark as a registered experiment (stages in subprocesses as usual)."""
     res = run_perf(cfg, ctx.output_dir, report=ctx.output_dir / "perf.md")

@@ -6,8 +6,13 @@ How to add an experiment (contract for every module in this package):
 
        from widemem_bench.experiments import ExperimentResult, RunContext, experiment
 
-       @experiment("<name>")
+       @experiment("<name>", honours=(*DATA, *BATCH, "params"))
        def run(cfg: dict, ctx: RunContext) -> ExperimentResult: ...
+
+   `honours` lists, as dotted prefixes of the composed config, the keys the experiment
+   reads and acts on (bundles in `widemem_bench.harness.keys`: DATA, BATCH, REPLAY).
+   Setting any other key is refused with one line before a run starts, and
+   tests/test_key_coverage.py holds every honoured key to being read.
 
    `cfg` is the resolved Hydra config as a plain dict (keys: `embedder`, `dataset`,
    `decay`, `weights`, `thresholds`, `resolver`, `paths`, `seed`, `mode`, `params`, ...).
@@ -23,14 +28,15 @@ How to add an experiment (contract for every module in this package):
    with a `run_dir` key added). Sections are written in `order`, then by name.
 
 Modules are imported lazily: `get_experiment("x")` imports `widemem_bench.experiments.x`
-when "x" is not registered yet, so registering needs no central list.
+when "x" is not registered yet, so registering needs no central list. The experiments
+are the names of `configs/experiment/*.yaml` (the definitions a user edits or copies);
+the rest of this package is machinery.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,26 +48,32 @@ ExperimentFn = Callable[[dict[str, Any], RunContext], ExperimentResult]
 SectionFn = Callable[[pd.DataFrame, list[dict[str, Any]], Path], str]
 
 _EXPERIMENTS: dict[str, ExperimentFn] = {}
+_HONOURS: dict[str, tuple[str, ...]] = {}
 _SECTIONS: dict[str, tuple[int, SectionFn]] = {}
-
-# Modules of this package that are machinery, not experiments.
-_NOT_EXPERIMENTS = {
-    "batch", "context", "data", "records", "registry", "resume", "validate",
-    "hydra_callbacks", "hydra_resolvers", "common", "runner",
-}
+EXPERIMENT_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "experiment"
 
 
-def experiment(name: str) -> Callable[[ExperimentFn], ExperimentFn]:
-    """Register `fn` under `name`; registering one name twice with two functions is an error."""
+def experiment(name: str, honours: Sequence[str] = ("params",)) -> Callable[[ExperimentFn], ExperimentFn]:
+    """Register `fn` under `name` with the config keys it honours (dotted prefixes).
+
+    Registering one name twice with two functions is an error.
+    """
 
     def deco(fn: ExperimentFn) -> ExperimentFn:
         old = _EXPERIMENTS.get(name)
         if old is not None and old.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment: name {name!r} is already registered by {old.__module__}")
         _EXPERIMENTS[name] = fn
+        _HONOURS[name] = tuple(honours)
         return fn
 
     return deco
+
+
+def honours_of(name: str) -> tuple[str, ...]:
+    """The keys experiment `name` honours (imports its module on first use)."""
+    get_experiment(name)
+    return _HONOURS[name]
 
 
 def report_section(name: str, order: int = 50) -> Callable[[SectionFn], SectionFn]:
@@ -88,12 +100,8 @@ def _try_import(name: str) -> None:
 
 
 def available_experiments() -> list[str]:
-    """Module names of this package that may hold experiments (sorted)."""
-    pkg = Path(__file__).parent
-    return sorted(
-        m.name for m in pkgutil.iter_modules([str(pkg)])
-        if m.name not in _NOT_EXPERIMENTS and not m.name.startswith("_")
-    )
+    """Experiment names: one per `configs/experiment/<name>.yaml` (sorted)."""
+    return sorted(p.stem for p in EXPERIMENT_CONFIGS.glob("*.yaml"))
 
 
 def get_experiment(name: str) -> ExperimentFn:
@@ -107,10 +115,14 @@ def get_experiment(name: str) -> ExperimentFn:
 
 
 def get_report_sections() -> list[tuple[str, SectionFn]]:
-    """Every registered report section, importing all experiment modules first."""
+    """Every registered report section, importing all experiment modules and their
+    `widemem_bench/reports/sections/<name>.py` first."""
+    sections = Path(__file__).resolve().parents[1] / "reports" / "sections"
     for name in available_experiments():
         try:
             _try_import(name)
+            if (sections / f"{_module_name(name)}.py").is_file():
+                importlib.import_module(f"widemem_bench.reports.sections.{_module_name(name)}")
         except Exception:  # a broken peer module must not break the report of the others
             continue
     return [(n, fn) for n, (_, fn) in sorted(_SECTIONS.items(), key=lambda kv: (kv[1][0], kv[0]))]

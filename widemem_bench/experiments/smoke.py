@@ -17,7 +17,7 @@ from widemem_bench.experiments.context import ExperimentResult, RunContext, metr
 from widemem_bench.experiments.registry import experiment
 
 
-@experiment("smoke")
+@experiment("smoke", honours=("embedder.name", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     if p.get("counter_file"):

@@ -22,6 +22,7 @@ from widemem_bench.engine import combine, compute_recency
 from widemem_bench.experiments import batch, common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 AGE_EDGES = (0.0, 7.0, 30.0, 90.0, 180.0, np.inf)
 AGE_LABELS = ("0-7d", "7-30d", "30-90d", "90-180d", "180d+")
@@ -49,19 +50,21 @@ def age_curve(settings: list[tuple[str, float]], weights: tuple[float, float, fl
     return pd.concat(rows, ignore_index=True)
 
 
-@experiment("sweep_decay")
+# The decay functions and rates are the swept axis (params.functions).
+@experiment("sweep_decay", honours=(*DATA, *(k for k in BATCH if k != "decay"), "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
-    weights = common.weights_of(cfg)
+    ec = common.batch_engine(cfg)
+    weights = ec.weights
     settings = decay_settings(p.get("functions") or {"exponential": [0.01], "linear": [0.005],
                                                       "step": [0.0], "none": [0.0]})
     curve = age_curve(settings, weights, float(p.get("curve_similarity", 0.5)),
                       [float(x) for x in p.get("importances", [1, 3, 5, 8, 10])],
                       float(p.get("max_age_days", 365)))
     emb = common.load_embedder_for(ctx, name)
-    th = common.thresholds_of(cfg, emb.model_id)
-    prep = common.prepare(ctx, emb)
+    th = common.thresholds_in_force(ec, emb)
+    prep = common.prepare(ctx, emb, ec=ec)
     questions = ctx.timelines().questions
     # Age of the best-placed gold memory does not depend on the setting: use the youngest gold.
     gold_age = np.where(prep.gold, prep.age, np.inf).min(axis=1)
@@ -71,7 +74,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     n_boot = int(p.get("n_boot", 200))
     for fn, rate in ctx.bar(settings, "sweep_decay"):
         with ctx.timer("score"):
-            scored = batch.score(prep, weights, fn, rate, th)
+            scored = batch.score(prep, weights, fn, rate, th, two_pass=ec.two_pass_boost)
         pq = common.per_query_frame(prep, scored, questions, name, age_bucket=bucket)
         pq = pq[(pq["kind"] == "answerable") & pq["gold_stored"]]
         setting = f"{fn}@{rate:g}"

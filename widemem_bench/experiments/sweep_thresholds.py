@@ -16,24 +16,25 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import band_codes
-from widemem_bench.experiments import batch, common
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import BATCH, DATA
 
 CURVE_METRICS = ("recall_moderate_plus", "precision_moderate_plus",
                  *(f"false_confidence_{k}" for k in common.NEGATIVE_KINDS))
 
 
-@experiment("sweep_thresholds")
+@experiment("sweep_thresholds", honours=(*DATA, *BATCH, "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
-    th = common.thresholds_of(cfg, emb.model_id)
-    prep = common.prepare(ctx, emb)
+    ec = common.batch_engine(cfg)
+    th = common.thresholds_in_force(ec, emb)  # bands of per_query.parquet
+    prep = common.prepare(ctx, emb, ec=ec)
     with ctx.timer("score"):
-        scored = batch.score(prep, common.weights_of(cfg), cfg["decay"]["function"],
-                             float(cfg["decay"]["rate"]), th)
+        scored = common.score(prep, ec, th)
     base = common.per_query_frame(prep, scored, ctx.timelines().questions, name)
     grid = np.round(np.arange(float(p.get("start", 0.0)), float(p.get("stop", 1.0)) + 1e-9,
                               float(p.get("step", 0.02))), 6)

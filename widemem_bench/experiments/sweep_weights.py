@@ -19,9 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench.engine.config import WIDEMEM_WEIGHTS
 from widemem_bench.experiments import batch, common
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.keys import DATA
 from widemem_bench.metrics import compute
 
 SWEEP_BAND = ("recall_moderate_plus", "false_confidence_hard_negative", "precision_moderate_plus")
@@ -51,13 +53,16 @@ def point_metrics(pq: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-@experiment("sweep_weights")
+# The weights and widemem's adaptation (params.adapt) are the swept axes.
+@experiment("sweep_weights", honours=(*DATA, "decay", "thresholds", "mode", "age_from",
+                                     "engine.two_pass_boost", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
-    th = common.thresholds_of(cfg, emb.model_id)
-    decay, rate = cfg["decay"]["function"], float(cfg["decay"]["rate"])
+    ec = common.batch_engine(cfg)
+    th = common.thresholds_in_force(ec, emb)
+    decay, rate = ec.decay_function, ec.decay_rate
     grid = simplex_grid(float(p.get("step", 0.05)))
     n_boot = int(p.get("n_boot", 200))
     questions = ctx.timelines().questions
@@ -66,15 +71,16 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     for adapt in p.get("adapt", [True, False]):
         tl = ctx.timelines()
         with ctx.timer("prepare"):
-            prep = batch.prepare(tl.events, questions, emb, mode=str(cfg.get("mode", "balanced")),
+            prep = batch.prepare(tl.events, questions, emb, mode=ec.default_mode,
                                  text_col=common.text_col(cfg), adapt=bool(adapt),
-                                 age_from=str(cfg.get("age_from", "clock")))
+                                 age_from=ec.age_from)
         rec = batch.recency_matrix(prep, decay, rate)
         pq: pd.DataFrame | None = None
         for w in ctx.bar(grid, f"sweep_weights adapt={adapt}"):
             wt = (float(w[0]), float(w[1]), float(w[2]))
             with ctx.timer("score"):
-                scored = batch.score(prep, wt, decay, rate, th, recency=rec)
+                scored = batch.score(prep, wt, decay, rate, th, recency=rec,
+                                     two_pass=ec.two_pass_boost)
             if pq is None:
                 pq = common.per_query_frame(prep, scored, questions, name)
             else:
@@ -89,9 +95,10 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         # CIs for widemem's default mix and the best grid point (by hit@1).
         here = pd.DataFrame([x for x in wide if x["adapt"] == bool(adapt)])
         best = here.iloc[int(np.argmax(here["hit@1"].to_numpy()))]
-        for label, wt in (("widemem", (0.5, 0.3, 0.2)),
+        for label, wt in (("widemem", WIDEMEM_WEIGHTS),
                           ("best_hit@1", (best["w_sim"], best["w_imp"], best["w_rec"]))):
-            common.update_frame(pq, prep, batch.score(prep, wt, decay, rate, th, recency=rec))
+            common.update_frame(pq, prep, batch.score(prep, wt, decay, rate, th, recency=rec,
+                                                      two_pass=ec.two_pass_boost))
             rows += common.metric_rows(
                 pq, embedder=name, setting=label, n_boot=n_boot, seed=ctx.seed, splits=("all",),
                 band_metrics=SWEEP_BAND, score_metrics=(), rank_metrics=SWEEP_RANK,

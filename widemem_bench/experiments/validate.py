@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from widemem_bench.provenance import REPO_ROOT
-
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
 RESOLVERS = ("append", "rule", "oracle", "llm")
 MODES = ("fast", "balanced", "deep")
@@ -48,15 +46,10 @@ def _choice(key: str, v: Any, options: tuple[str, ...]) -> str:
 
 
 def known_embedders() -> list[str]:
-    """Registry names of configs/embedder/*.yaml (file stem and its `name:` field)."""
-    names: set[str] = set()
-    folder = REPO_ROOT / "configs" / "embedder"
-    for p in folder.glob("*.yaml"):
-        names.add(p.stem)
-        for line in p.read_text().splitlines():
-            if line.startswith("name:"):
-                names.add(line.split(":", 1)[1].strip().strip("'\""))
-    return sorted(names)
+    """Registry names (configs/embedder/*.yaml), as the embedder registry reads them."""
+    from widemem_bench.embedders.registry import known_embedders as registry_names
+
+    return registry_names()
 
 
 def check_weights(w: dict[str, Any], key: str = "weights") -> tuple[float, float, float]:
@@ -119,6 +112,13 @@ def validate_config(cfg: dict[str, Any]) -> None:
             _num("dataset.span_days", ds.get("span_days"), 1.0)
         if "world" in ds:  # "a" = the timelines, "b" = world B (evaluation-only)
             _choice("dataset.world", ds.get("world"), ("a", "b"))
+    if cfg.get("engine"):
+        from widemem_bench.harness.settings import engine_config
+
+        try:  # every EngineConfig field at once: a bad engine.* value stops the run (or sweep) here
+            engine_config(cfg)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     if not cfg.get("task_name"):
         raise ConfigError("task_name: no experiment chosen (run with experiment=<name>)")
 

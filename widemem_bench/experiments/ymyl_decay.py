@@ -32,7 +32,6 @@ seed's example.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,14 +41,14 @@ from widemem_bench.engine import scoring
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
 from widemem_bench.engine.recency import compute_recency
 from widemem_bench.engine.ymyl import classify_ymyl, classify_ymyl_lexicon
-from widemem_bench.engine.ymyl_lexicon import is_condition_name, is_drug_name
+from widemem_bench.evaluation.replay import pick_users
+from widemem_bench.evaluation.ymyl import classifier_quality, is_strong, vocab_overlap
 from widemem_bench.experiments import batch
-from widemem_bench.experiments.common import thresholds_of, weights_of
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
-from widemem_bench.experiments.contradiction import md_table, pct, pick_users, publish, rate_ci
-from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.settings import engine_config, thresholds_in_force
+from widemem_bench.metrics.rates import rate_ci
 from widemem_bench.timelines import templates as T
-from widemem_bench.timelines import vocab as V
 
 DEFAULT_DAYS = (1, 7, 14, 30, 45, 60, 75, 90, 120, 180, 270, 365)
 DEFAULT_DECAYS: tuple[tuple[str, float], ...] = (
@@ -84,10 +83,6 @@ class Layout:
     rows: pd.DataFrame             # per row: user_id, fact_id, attribute, category, text, split
 
 
-def _strong(match: Any) -> bool:
-    return match is not None and match.strength == "strong"
-
-
 def _question_texts(subject: str, attribute: str, n: int, rng: np.random.Generator) -> list[str]:
     key = f"{attribute}.{'self' if subject == 'user' else 'other'}"
     pool = T.QUESTIONS.get(key)
@@ -97,37 +92,48 @@ def _question_texts(subject: str, attribute: str, n: int, rng: np.random.Generat
     return [pool[int(i)].format(rel=subject) for i in idx]
 
 
-def layout(events: pd.DataFrame, embedder: Any, *, mode: str = "balanced", questions_per_fact: int = 2,
-           seed: int = 0, store_size: int | None = None) -> Layout:
-    """Targets, their questions and candidates, encoded once (see the module docstring).
+@dataclasses.dataclass
+class _Store:
+    """Every user's memories as the engine would hold them, with per-memory facts."""
 
-    ``store_size`` pads each user's store to that many memories with other users'
-    memories (any attribute but the target's), at their own ages: a busier user
-    than the timeline's ~25 facts a year. None keeps the user's own store.
-    """
-    ev = events[events["fact_stripped"].notna()].copy()
-    ev["content"] = ev["fact_stripped"].map(lambda t: " ".join(str(t).split()))
+    mems: pd.DataFrame
+    fact_to_mem: dict[Any, int]
+    age: np.ndarray           # days from the memory to the end of the timeline
+    slots: dict[int, set[tuple[str, str]]]
+    gold_strong: np.ndarray   # the timeline labels it strong YMYL
+    regex_strong: np.ndarray  # widemem's regex says strong
+    lex_strong: np.ndarray    # the lexicon classifier says strong
+    by_user: dict[str, np.ndarray]
+    user: np.ndarray
+    attr: np.ndarray          # the memory's attributes, joined
+
+
+def _store(ev: pd.DataFrame) -> _Store:
     mems, fact_to_mem = batch.build_memories(ev)
     end = ev["at"].max().normalize() + pd.Timedelta(days=1)
-    m_age = ((end - pd.to_datetime(mems["at"])).dt.total_seconds() / 86400.0).to_numpy(float)
-    m_imp = mems["importance"].astype(float).to_numpy()
-    m_slots: dict[int, set[tuple[str, str]]] = {}
-    m_gold_strong = np.zeros(len(mems), bool)
+    slots: dict[int, set[tuple[str, str]]] = {}
+    gold_strong = np.zeros(len(mems), bool)
     for r in ev.itertuples(index=False):
         j = fact_to_mem[r.fact_id]
         if r.subject is not None and r.attribute is not None:
-            m_slots.setdefault(j, set()).add((str(r.subject), str(r.attribute)))
+            slots.setdefault(j, set()).add((str(r.subject), str(r.attribute)))
         if r.ymyl_strength == "strong":
-            m_gold_strong[j] = True
-    m_regex_strong = np.array([_strong(classify_ymyl(c)) for c in mems["content"]], bool)
-    m_lex_strong = np.array([_strong(classify_ymyl_lexicon(c)) for c in mems["content"]], bool)
-    by_user: dict[str, np.ndarray] = {
-        str(u): np.asarray(ix, dtype=np.int64) for u, ix in mems.groupby("user_id").indices.items()
-    }
-    m_user = mems["user_id"].astype(str).to_numpy()
-    m_attr = np.array([",".join(sorted(a for _, a in m_slots.get(i, set()))) for i in range(len(mems))])
-    pad_rng = np.random.default_rng([seed, 1])
+            gold_strong[j] = True
+    return _Store(
+        mems=mems, fact_to_mem=fact_to_mem,
+        age=((end - pd.to_datetime(mems["at"])).dt.total_seconds() / 86400.0).to_numpy(float),
+        slots=slots, gold_strong=gold_strong,
+        regex_strong=np.array([is_strong(classify_ymyl(c)) for c in mems["content"]], bool),
+        lex_strong=np.array([is_strong(classify_ymyl_lexicon(c)) for c in mems["content"]], bool),
+        by_user={str(u): np.asarray(ix, dtype=np.int64) for u, ix in mems.groupby("user_id").indices.items()},
+        user=mems["user_id"].astype(str).to_numpy(),
+        attr=np.array([",".join(sorted(a for _, a in slots.get(i, set()))) for i in range(len(mems))]),
+    )
 
+
+def _targets(ev: pd.DataFrame, fact_to_mem: dict[Any, int], questions_per_fact: int,
+             seed: int) -> list[dict[str, Any]]:
+    """One row per (fact still true at the end, question asked about its slot)."""
     targets = ev[(~ev["restatement"]) & ev["valid_to"].isna() & ev["subject"].notna() & ev["attribute"].notna()]
     targets = targets.sort_values("fact_id", kind="stable")
     rng = np.random.default_rng(seed)
@@ -140,63 +146,70 @@ def layout(events: pd.DataFrame, embedder: Any, *, mode: str = "balanced", quest
                          "attribute": slot[1] if slot[0] == "user" else f"other.{slot[1]}",
                          "slot": slot, "split": r.split, "importance": float(r.importance),  # type: ignore[arg-type]
                          "category": category(float(r.importance), bool(r.ymyl_strength == "strong"))})  # type: ignore[arg-type]
+    return rows
+
+
+def _competitors(st: _Store, x: dict[str, Any], store_size: int | None, pad_rng: np.random.Generator) -> np.ndarray:
+    """The target's user's memories minus other memories of its slot, padded to `store_size`."""
+    ix = st.by_user[x["user_id"]]
+    keep = np.array([i == x["mem"] or not (st.slots.get(int(i), set()) & {x["slot"]}) for i in ix], bool)
+    ix = ix[keep]
+    if store_size is not None and len(ix) < store_size:
+        # Other users' facts are subject-stripped like this user's, so they read as
+        # things this user could have said; the target's attribute is left out so the
+        # padding never holds a second answer, and YMYL facts are left out because a
+        # chattier user talks more about everyday things, not about more illnesses,
+        # banks or lawsuits: the user's YMYL profile stays their own.
+        pool = np.flatnonzero((st.user != x["user_id"]) & (st.attr != x["slot"][1])
+                              & ~st.gold_strong & ~st.regex_strong)
+        ix = np.concatenate([ix, pad_rng.choice(pool, size=min(store_size - len(ix), len(pool)), replace=False)])
+    return ix
+
+
+def layout(events: pd.DataFrame, embedder: Any, *, mode: str = "balanced", questions_per_fact: int = 2,
+           seed: int = 0, store_size: int | None = None) -> Layout:
+    """Targets, their questions and candidates, encoded once (see the module docstring).
+
+    ``store_size`` pads each user's store to that many memories with other users'
+    memories (any attribute but the target's), at their own ages: a busier user
+    than the timeline's ~25 facts a year. None keeps the user's own store. The
+    candidate search is the batched scorer's (`batch.nearest` and friends).
+    """
+    ev = events[events["fact_stripped"].notna()].copy()
+    ev["content"] = ev["fact_stripped"].map(lambda t: " ".join(str(t).split()))
+    st = _store(ev)
+    pad_rng = np.random.default_rng([seed, 1])
+    rows = _targets(ev, st.fact_to_mem, questions_per_fact, seed)
     texts = [x["text"] for x in rows]
-    mvec = np.asarray(embedder.encode(mems["content"].tolist(), kind="passage"), dtype=np.float32)
+    mvec = np.asarray(embedder.encode(st.mems["content"].tolist(), kind="passage"), dtype=np.float32)
     qvec = np.asarray(embedder.encode(sorted(set(texts)), kind="query"), dtype=np.float32)
     qrow = {t: i for i, t in enumerate(sorted(set(texts)))}
     qclass = np.array([batch.CLASSES.index(scoring.classify_query(t)) for t in texts], dtype=np.int8)
-
-    cand_lists: list[np.ndarray] = []
-    sim_lists: list[np.ndarray] = []
-    for x, qc in zip(rows, qclass, strict=True):
-        ix = by_user[x["user_id"]]
-        keep = np.array([i == x["mem"] or not (m_slots.get(int(i), set()) & {x["slot"]}) for i in ix], bool)
-        ix = ix[keep]
-        if store_size is not None and len(ix) < store_size:
-            # Other users' facts are subject-stripped like this user's, so they read as
-            # things this user could have said; the target's attribute is left out so the
-            # padding never holds a second answer, and YMYL facts are left out because a
-            # chattier user talks more about everyday things, not about more illnesses,
-            # banks or lawsuits: the user's YMYL profile stays their own.
-            pool = np.flatnonzero((m_user != x["user_id"]) & (m_attr != x["slot"][1])
-                                  & ~m_gold_strong & ~m_regex_strong)
-            ix = np.concatenate([ix, pad_rng.choice(pool, size=min(store_size - len(ix), len(pool)), replace=False)])
-        sims = np.ascontiguousarray(mvec[ix]) @ qvec[qrow[x["text"]]]
-        order = np.argsort(-sims, kind="stable")[: fetch_k(mode, "x", similarity_first=bool(qc == 1))]
-        cand_lists.append(ix[order])
-        sim_lists.append(sims[order])
-    width = max((len(c) for c in cand_lists), default=1)
-    R = len(rows)
-    mem = np.full((R, width), -1, np.int64)
-    sim = np.full((R, width), np.nan)
-    for i, (c, s) in enumerate(zip(cand_lists, sim_lists, strict=True)):
-        mem[i, : len(c)] = c
-        sim[i, : len(s)] = s
+    sim_first = qclass == batch.CLASSES.index("factual")
+    cands = [batch.nearest(mvec, _competitors(st, x, store_size, pad_rng), qvec[qrow[x["text"]]],
+                           fetch_k(mode, "x", similarity_first=bool(sf)))
+             for x, sf in zip(rows, sim_first, strict=True)]
+    mem, sim = batch.candidate_matrix([c for c, _ in cands], [s for _, s in cands])
     present = mem >= 0
     safe = np.where(present, mem, 0)
-    target = np.array([x["mem"] for x in rows], np.int64)
-    gold = present & (mem == target[:, None])
+    gold = present & (mem == np.array([x["mem"] for x in rows], np.int64)[:, None])
     # In a big store a target can miss its question's fetch_k nearest: then it is out
     # of reach at every age (gold rank inf) and its column is -1.
     target_col = np.where(gold.any(axis=1), np.argmax(gold, axis=1), -1)
-    imp_raw = np.where(present, m_imp[safe], np.nan)
-    sim_first = qclass == batch.CLASSES.index("factual")
-    npres = present.sum(axis=1)
-    tie = (np.isclose(sim[:, 4], sim[:, 5], rtol=0, atol=0) & (npres > 5)) if width > 5 else np.zeros(R, bool)
-    p = preset(mode)
+    imp_raw = np.where(present, st.mems["importance"].astype(float).to_numpy()[safe], np.nan)
+    fast, slow = batch.boost_rows(sim, present, sim_first)
     prep = batch.Prepared(
         question_ids=np.array([f"{x['fact_id']}:{i}" for i, x in enumerate(rows)]),
         user_ids=np.array([x["user_id"] for x in rows]), qclass=qclass, sim=sim,
-        imp10=np.clip(imp_raw, 0, 10) / 10.0, age=np.where(present, m_age[safe], np.nan), mem=mem, gold=gold,
-        n_gold_stored=np.ones(R, np.int64), memories=mems, mode=mode, top_k=effective_top_k(mode),
-        boost=p.similarity_boost, adapt=True,
-        rep_query={c: texts[int(np.argmax(qclass == c))] for c in range(3) if (qclass == c).any()},
-        fast_boost=sim_first & (npres >= 5) & ~tie, slow_boost=sim_first & (npres >= 5) & tie,
+        imp10=np.clip(imp_raw, 0, 10) / 10.0, age=np.where(present, st.age[safe], np.nan), mem=mem,
+        gold=gold, n_gold_stored=np.ones(len(rows), np.int64), memories=st.mems, mode=mode,
+        top_k=effective_top_k(mode), boost=preset(mode).similarity_boost, adapt=True,
+        rep_query=batch.representative_queries(texts, qclass), fast_boost=fast, slow_boost=slow,
     )
     frame = pd.DataFrame([{k: v for k, v in x.items() if k not in ("slot", "mem")} for x in rows])
-    return Layout(prep, target_col, np.where(present, m_regex_strong[safe], False),
-                  np.where(present, m_lex_strong[safe], False),
-                  np.where(present, m_gold_strong[safe], False), imp_raw, frame)
+    return Layout(prep, target_col, np.where(present, st.regex_strong[safe], False),
+                  np.where(present, st.lex_strong[safe], False),
+                  np.where(present, st.gold_strong[safe], False), imp_raw, frame)
 
 
 def score_days(lay: Layout, days: float, decay: str, rate: float, ymyl: str,
@@ -265,53 +278,6 @@ def lost_by_day(df: pd.DataFrame, outcome: str, base_day: float) -> pd.DataFrame
     return out.reset_index(drop=True)
 
 
-def classifier_quality(events: pd.DataFrame, *, n_boot: int = 300, seed: int = 0) -> pd.DataFrame:
-    """How widemem's regex and the lexicon classifier read the timeline's stored facts.
-
-    Recall on the facts the timeline labels strong YMYL (all, medication, oblique
-    utterances, legal) and the share flagged strong among facts it labels not YMYL (core =
-    importance 7-9, trivial = 1-3, all), per user split (the holdout split's users speak
-    in template families the other splits never use). One row per (measure, split,
-    classifier), with a cluster-bootstrap interval over users.
-    """
-    ev = events[events["fact_stripped"].notna() & ~events["restatement"].astype(bool)]
-    text = ev["fact_stripped"].map(lambda t: " ".join(str(t).split()))
-    flags = {"widemem": text.map(lambda t: _strong(classify_ymyl(t))).to_numpy(bool),
-             "lexicon": text.map(lambda t: _strong(classify_ymyl_lexicon(t))).to_numpy(bool)}
-    strength = ev["ymyl_strength"]
-    imp = ev["importance"].astype(float)
-    strong = (strength == "strong").to_numpy()
-    plain = strength.isna().to_numpy()
-    measures = {
-        "recall: strong YMYL, all": strong,
-        "recall: medication": strong & (ev["attribute"] == "medication").to_numpy(),
-        "recall: oblique utterances": strong & ev["oblique"].fillna(False).astype(bool).to_numpy(),
-        "recall: legal": strong & (ev["ymyl_category"] == "legal").to_numpy(),
-        "false positives: core (importance 7-9, not YMYL)": plain & imp.between(7, 9).to_numpy(),
-        "false positives: trivial (importance 1-3)": plain & (imp <= 3).to_numpy(),
-        "false positives: all not YMYL": plain,
-    }
-    split = ev["split"].to_numpy()
-    users = ev["user_id"].to_numpy()
-    rows = []
-    for measure, mask in measures.items():
-        for sp in ("train", "validation", "holdout", "all"):
-            m = mask & ((split == sp) if sp != "all" else True)
-            for clf, flag in flags.items():
-                v, lo, hi = rate_ci(flag[m], users[m], n_boot=n_boot, seed=seed)
-                rows.append({"measure": measure, "split": sp, "classifier": clf, "n": int(m.sum()),
-                             "value": v, "lo": lo, "hi": hi})
-    return pd.DataFrame(rows)
-
-
-def vocab_overlap() -> dict[str, int]:
-    """How many of the generator's drug and condition names the lexicon happens to list."""
-    meds = sorted({m for m, _ in V.MEDICATIONS})
-    conds = sorted(set(V.CONDITIONS))
-    return {"drugs": sum(is_drug_name(m) for m in meds), "drugs_total": len(meds),
-            "conditions": sum(is_condition_name(c) for c in conds), "conditions_total": len(conds)}
-
-
 def _check_params(p: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tuple[str, float], ...], int]:
     days = tuple(float(d) for d in p.get("days", DEFAULT_DAYS))
     if not days or any(d < 0 for d in days):
@@ -324,7 +290,8 @@ def _check_params(p: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tuple[str
     return days, decays, k
 
 
-@experiment("ymyl_decay")
+# Decays and YMYL settings are swept by params; ages come from the timeline clock.
+@experiment("ymyl_decay", honours=("embedder", "dataset", "weights", "thresholds", "mode", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     days, decays, reach_k = _check_params(p)
@@ -334,13 +301,13 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     ev = tl.events[tl.events["user_id"].isin(users)]
     emb = ctx.embedder()
     emb_name = str(emb.name)
-    weights = weights_of(cfg) if cfg.get("weights") else (0.5, 0.3, 0.2)
-    thresholds = thresholds_of(cfg, emb.model_id)
+    ec = engine_config(cfg)
+    weights, thresholds = ec.weights, thresholds_in_force(ec, emb)
     stores = [None if x is None else int(x) for x in p.get("store_sizes", [None, 100, 300])]
     parts, n_targets = [], 0
     for size in stores:
         with ctx.timer(f"layout:{size or 'own'}"):
-            lay = layout(ev, emb, mode=str(cfg.get("mode", "balanced")),
+            lay = layout(ev, emb, mode=ec.default_mode,
                          questions_per_fact=int(p.get("questions_per_fact", 2)), seed=ctx.seed, store_size=size)
         n_targets = int(lay.rows["fact_id"].nunique())
         with ctx.timer("score"):
@@ -392,274 +359,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         metrics.append(metric_row(f"lexicon_overlap_{k}", float(v)))
     metrics.append(metric_row("n_targets", float(n_targets), embedder=emb_name))
     metrics.append(metric_row("n_users", float(len(users)), embedder=emb_name))
+    # The store the report plots: the configured one when it was run, else the first.
     plot_store = str(p.get("plot_store", 300))
-    if plot_store not in set(table["store"]):
-        plot_store = str(table["store"].iloc[0])
-    artifacts = write_outputs(table, ctx.output_dir, emb_name, len(users), reach_k, n_targets, plot_store,
-                              quality, overlap)
-    return ExperimentResult(metrics=metrics, per_query=None, tables={"curve": table, "classifier": quality},
-                            artifacts=artifacts)
-
-
-# ---------------------------------------------------------------- report
-# Curves on the plot: (slice, YMYL settings drawn).
-_PLOT_LINES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("medication", YMYL_SETTINGS),
-    ("trivial", ("off", "on", "on_lexicon")),
-    ("critical", ("off", "on_lexicon", "on_gold")),
-    ("core", ("off", "on_lexicon")),
-)
-_STYLES = {"off": "-", "on": "--", "on_lexicon": "-.", "on_gold": ":"}
-_COLORS = {"medication": "C3", "critical": "C1", "core": "C0", "context": "C2", "trivial": "C7"}
-
-
-def _plot(table: pd.DataFrame, path: Path, decay: str, rate: float, reach_k: int, store: str) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    t = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == store)]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    panels = ((axes[0], "in_reach", f"in the top {reach_k}"), (axes[1], "top1", "at top 1"),
-              (axes[2], "lost_reach", f"lost: out of the top {reach_k}, of those in it at 1 day"))
-    for ax, metric, title in panels:
-        for sl, settings in _PLOT_LINES:
-            if metric == "lost_reach" and sl not in ("medication", "trivial"):
-                continue
-            for ymyl in settings:
-                s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].sort_values("days")
-                if s.empty or metric not in s:
-                    continue
-                ax.plot(s["days"], s[metric], _STYLES[ymyl], color=_COLORS[sl], label=f"{sl}, YMYL {ymyl}")
-                if metric == "lost_reach" and sl == "medication" and ymyl in ("off", "on_lexicon"):
-                    ax.fill_between(s["days"], s[f"{metric}_lo"], s[f"{metric}_hi"], color=_COLORS[sl],
-                                    alpha=0.12 if ymyl == "off" else 0.25, lw=0)
-        ax.axvline(60, color="grey", lw=0.8)
-        ax.text(60, 1.0, " 60 d", color="grey", fontsize=8, va="top", transform=ax.get_xaxis_transform())
-        ax.set_xscale("log")
-        ax.set_xlabel("days since the fact was last mentioned")
-        ax.set_title(title, fontsize=9)
-        # Below 0 so that a flat 0% line (an immune fact is never lost) stays visible.
-        ax.set_ylim(-0.03, 1.02)
-    axes[0].set_ylabel("share of facts")
-    axes[1].legend(fontsize=6, ncol=2, loc="lower left")
-    axes[2].legend(fontsize=6, loc="upper left")
-    fig.suptitle(f"Decay survival, {decay} rate {rate:g}, store of {store} memories per user "
-                 "(right: shaded = 95% cluster-bootstrap interval)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def _lost_table(t: pd.DataFrame, reach_k: int, day: float) -> pd.DataFrame:
-    """Medication and trivial facts: share lost by ``day`` (top k and top 1) per YMYL setting."""
-    out = []
-    for sl in ("medication", "trivial"):
-        for ymyl in YMYL_SETTINGS:
-            s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].set_index("days")
-            if s.empty or day not in s.index or "lost_reach" not in s:
-                continue
-            x: Any = s.loc[day]
-            b: Any = s.iloc[0]
-            out.append({
-                "facts": sl, "YMYL": ymyl,
-                f"in reach at {s.index[0]:g} d, top {reach_k} / top 1": f"{int(x['lost_reach_n'])} / {int(x['lost_top1_n'])} "
-                f"of {int(b['n'])}",
-                f"lost by day {day:g}, top {reach_k}": pct(float(x["lost_reach"]), float(x["lost_reach_lo"]),
-                                                          float(x["lost_reach_hi"])),
-                f"lost by day {day:g}, top 1": pct(float(x["lost_top1"]), float(x["lost_top1_lo"]),
-                                                   float(x["lost_top1_hi"])),
-            })
-    return pd.DataFrame(out)
-
-
-def _quality_table(quality: pd.DataFrame) -> pd.DataFrame:
-    """One row per measure: widemem / lexicon per split, the holdout lexicon with its interval."""
-    out = []
-    for measure, g in quality.groupby("measure", sort=False):
-        r: dict[str, Any] = {"measure": measure}
-        cell = {(str(q["split"]), str(q["classifier"])): q for q in g.to_dict("records")}
-        for sp in ("train", "validation", "holdout"):
-            if (sp, "widemem") not in cell or (sp, "lexicon") not in cell:
-                continue
-            w, lx = cell[(sp, "widemem")], cell[(sp, "lexicon")]
-            r[f"{sp}: widemem / lexicon (n)"] = f"{w['value']:.0%} / {lx['value']:.0%} (n={int(lx['n'])})"
-        h = cell.get(("holdout", "lexicon"))
-        if h is not None:
-            r["holdout, lexicon [95% CI]"] = pct(float(h["value"]), float(h["lo"]), float(h["hi"]))
-        out.append(r)
-    return pd.DataFrame(out)
-
-
-def render(table: pd.DataFrame, emb_name: str, n_users: int, reach_k: int, n_targets: int,
-           figure: str, store: str, decay: str = "exponential", rate: float = 0.01,
-           quality: pd.DataFrame | None = None, overlap: dict[str, int] | None = None) -> str:
-    """Markdown fragment (pure function of the curve table, the classifier table and the
-    lexicon's overlap with the generator's vocabulary)."""
-    t = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == store)]
-    show_days = [d for d in (1.0, 30.0, 60.0, 90.0, 180.0, 365.0) if d in set(t["days"])]
-
-    def day_cells(s: pd.DataFrame) -> dict[str, str]:
-        out = {}
-        for d in show_days:
-            x: Any = s.loc[d]
-            cell = pct(float(x["in_reach"]), float(x["in_reach_lo"]), float(x["in_reach_hi"]))
-            out[f"{int(d)} d"] = f"{cell} / {float(x['top1']):.0%}"
-        return out
-
-    rows = []
-    for sl in ("medication", "critical", "core", "context", "trivial"):
-        for ymyl in YMYL_SETTINGS:
-            s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].set_index("days")
-            if s.empty:
-                continue
-            rows.append({"facts": sl, "YMYL": ymyl, "n": int(s["n"].iloc[0]), **day_cells(s)})
-    stores = []
-    for st in dict.fromkeys(table["store"]):
-        s_all = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == st)]
-        for sl in ("medication", "trivial"):
-            for ymyl in YMYL_SETTINGS:
-                s = s_all[(s_all["slice"] == sl) & (s_all["ymyl"] == ymyl)].set_index("days")
-                if s.empty:
-                    continue
-                lost = float(s.loc[60.0, "lost_reach"]) if 60.0 in s.index else float("nan")
-                stores.append({"store": st, "facts": sl, "YMYL": ymyl, **day_cells(s),
-                               f"lost by day 60, top {reach_k}": f"{lost:.0%}"})
-    sweep = []
-    for (dec, rt), g in table[(table["slice"] == "medication") & (table["store"] == store)].groupby(
-            ["decay", "rate"], sort=False):
-        r: dict[str, Any] = {"decay": dec, "rate": rt}
-        for ymyl in YMYL_SETTINGS:
-            s = g[g["ymyl"] == ymyl].sort_values("days")
-            r[f"YMYL {ymyl}"] = " / ".join(
-                f"{v:.0%}" for v in (s["in_reach"].iloc[0], s[s["days"] == 60.0]["in_reach"].max(),
-                                     s["in_reach"].iloc[-1]))
-        sweep.append(r)
-    out = [
-        "## YMYL decay survival (`ymyl_decay`)",
-        "",
-        f"{n_targets} facts still true at the end of {n_users} users' timelines ({emb_name}, balanced mode, "
-        "widemem's weights); each is asked with its slot's questions as if last said N days ago, against "
-        "the user's other memories at their real ages at the end of the timeline (same-slot memories left "
-        "out). `store` = memories per user: `own` is the timeline's (~25), a number pads the store with "
-        "other users' non-YMYL memories (other attributes, their own ages; non-YMYL by the timeline's "
-        "labels and widemem's regex), i.e. a chattier user whose YMYL facts stay their own. "
-        f"Decay {decay}, rate {rate:g}. YMYL `off` = widemem's default; `on` = widemem 2.0.2's regex "
-        "(importance floor 8 + decay immunity on a strong match of the memory text); `on_lexicon` = the "
-        "same two effects with the engine's `ymyl_classifier=lexicon` (widemem's regex plus the project's "
-        "drug, condition and medical-usage lexicon), exactly as `MemoryEngine` applies them; `on_gold` = "
-        "the same two effects for every fact the timeline labels strong YMYL (widemem's extraction LLM "
-        "tagging them all).",
-        "",
-        f"**Out of reach** = not among the top {reach_k} results for its own question (also reported at "
-        "top 1). **Lost by day N** = of the facts in reach when 1 day old, the share out of reach when "
-        "N days old (per question; 95% cluster-bootstrap intervals over users).",
-        "",
-        f"### The 60-day failure and its fix (medication facts, store of {store})",
-        "",
-        md_table(_lost_table(t, reach_k, 60.0)),
-        "",
-    ]
-    out += _reading(t, reach_k, store)
-    if quality is not None and not quality.empty:
-        out += [
-            "",
-            "### The YMYL classifiers on the timelines",
-            "",
-            "Share of stored facts each classifier reads as strong YMYL: recall on facts the timeline "
-            "labels strong YMYL, false positives on facts it labels not YMYL. Per user split; the "
-            "holdout split's users speak only in template families the other splits never use. "
-            "Cells: widemem's regex / the lexicon classifier (n facts).",
-            "",
-            md_table(_quality_table(quality)),
-        ]
-        if overlap:
-            out += [
-                "",
-                f"The lexicon was written from general medical knowledge, not from the generator: "
-                f"{overlap['drugs']} of the generator's {overlap['drugs_total']} drug names and "
-                f"{overlap['conditions']} of its {overlap['conditions_total']} condition names happen to be "
-                "in its lists, so medication recall here measures that coverage more than generalisation; "
-                "the oblique row (conditions, allergies and legal matters described without their names) is the "
-                "honest test of reading beyond a list.",
-            ]
-    out += [
-        "",
-        f"### Survival by age (store of {store})",
-        "",
-        f"Cells: in the top {reach_k} [95% cluster-bootstrap interval] / at top 1.",
-        "",
-        md_table(pd.DataFrame(rows)),
-        "",
-        f"![decay survival]({figure})",
-        "",
-        "Medication and trivial facts per store size:",
-        "",
-        md_table(pd.DataFrame(stores)),
-        "",
-        f"Medication facts, store of {store}, every decay setting (top {reach_k} at 1 / 60 / 365 days):",
-        "",
-        md_table(pd.DataFrame(sweep)),
-    ]
-    return "\n".join(out)
-
-
-def _reading(t: pd.DataFrame, reach_k: int, store: str) -> list[str]:
-    """The figures the text quotes, read from the table of one decay setting and store."""
-    def at(sl: str, ymyl: str, day: float, m: str) -> float:
-        r = t[(t["slice"] == sl) & (t["ymyl"] == ymyl) & (t["days"] == day)]
-        return float(r[m].iloc[0]) if len(r) and m in r else float("nan")
-
-    if not {1.0, 30.0, 60.0, 90.0, 365.0} <= set(t["days"]):
-        return []
-    lost = {y: {d: at("medication", y, d, "lost_reach") for d in (30.0, 60.0, 90.0, 365.0)} for y in YMYL_SETTINGS}
-    lost1 = {y: at("medication", y, 60.0, "lost_top1") for y in YMYL_SETTINGS}
-    tri = {y: at("trivial", y, 60.0, "lost_reach") for y in YMYL_SETTINGS}
-    tri365 = at("trivial", "on_lexicon", 365.0, "lost_reach")
-    top1_day1 = {y: at("medication", y, 1.0, "top1") for y in ("off", "on_lexicon")}
-    crit = {y: (at("critical", y, 1.0, "in_reach"), at("critical", y, 365.0, "in_reach"))
-            for y in ("on_lexicon", "on_gold")}
-    off = lost["off"]
-    # A cliff would be most of the 60-day loss arriving between 30 and 90 days at once; say
-    # which it is from the numbers rather than assume it.
-    steps = [off[30.0], off[60.0] - off[30.0], off[90.0] - off[60.0]]
-    shape = ("a rising share, not a cliff at 60 days" if max(steps) < 0.5 * off[90.0] or off[90.0] < 0.05
-             else "concentrated around 60 days")
-    return [
-        f"Reading it: with YMYL off, {off[60.0]:.0%} of the medication facts in the top {reach_k} at 1 day are "
-        f"out of reach after 60 quiet days ({lost1['off']:.0%} of those at top 1 lose it), and "
-        f"{off[365.0]:.0%} after a year; the loss is {shape} ({off[30.0]:.0%} by 30 days, {off[90.0]:.0%} "
-        f"by 90). widemem's regex (`on`): {lost['on'][60.0]:.0%} lost by day 60, since \"takes metformin "
-        "for type 2 diabetes\" holds at most one weak term and stays unprotected. The lexicon classifier "
-        f"(`on_lexicon`), which flags every medication fact: {lost['on_lexicon'][60.0]:.0%} lost by day 60 "
-        f"({lost1['on_lexicon']:.0%} at top 1); with the timeline's own labels (`on_gold`): "
-        f"{lost['on_gold'][60.0]:.0%}. Trivial facts still fade with the lexicon: "
-        f"{tri['on_lexicon']:.0%} of those in reach are lost by day 60 and {tri365:.0%} by day 365 "
-        f"(YMYL off: {tri['off']:.0%} by day 60). The price of protection: every other fact the "
-        "classifier flags is immune too and floored at importance 8, so a fresh medication fact meets "
-        f"stronger competition (top 1 at 1 day: {top1_day1['on_lexicon']:.0%} with the lexicon, "
-        f"{top1_day1['off']:.0%} with YMYL off). The lexicon misses most oblique mentions and many legal "
-        "facts (table below), so the critical facts as a whole still fade a little with it (in the top "
-        f"{reach_k}: {crit['on_lexicon'][0]:.0%} at 1 day, {crit['on_lexicon'][1]:.0%} at 365; `on_gold` "
-        f"{crit['on_gold'][1]:.0%}).",
-    ]
-
-
-def write_outputs(table: pd.DataFrame, out_dir: Path, emb_name: str, n_users: int, reach_k: int,
-                  n_targets: int, store: str, quality: pd.DataFrame | None = None,
-                  overlap: dict[str, int] | None = None) -> dict[str, Path]:
-    has = ((table["decay"] == "exponential") & (table["rate"] == 0.01)).any()
-    decay, rate = ("exponential", 0.01) if has else (str(table["decay"].iloc[0]), float(table["rate"].iloc[0]))
-    fig = _plot(table, out_dir / "ymyl_decay.png", decay, rate, reach_k, store)
-    md = out_dir / "ymyl_decay.md"
-    md.write_text(render(table, emb_name, n_users, reach_k, n_targets, "figures/ymyl_decay.png", store,
-                         decay, rate, quality, overlap) + "\n")
-    return {"ymyl_decay_md": md, "ymyl_decay_png": fig}
-
-
-@report_section("ymyl_decay", order=61)
-def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
-    """The latest run's fragment and its figures."""
-    return publish("ymyl_decay", records, figures_dir, ["ymyl_decay.png"])
+    ctx.info["plot_store"] = plot_store if plot_store in set(table["store"]) else str(table["store"].iloc[0])
+    return ExperimentResult(metrics=metrics, per_query=None, tables={"curve": table, "classifier": quality})

@@ -79,11 +79,15 @@ def evaluate_frame(per_query: pd.DataFrame, metric_names: Sequence[str], **optio
     return pd.DataFrame(rows)
 
 
-def format_ci(value: float, lo: float, hi: float, *, percent: bool = True, digits: int = 1) -> str:
-    """'77.0% [60.1, 91.2]' style text for reports; NaN reads 'n/a'."""
-    if np.isnan(value):
+def format_ci(value: float, lo: float, hi: float, *, percent: bool = True, digits: int = 1,
+              unit_in_interval: bool = False) -> str:
+    """'77.0% [60.1, 91.2]' style text for reports (the one interval formatter); None or NaN
+    value reads 'n/a', no interval when lo or hi is missing. `unit_in_interval`:
+    '77.0% [60.1%, 91.2%]'."""
+    if value is None or not np.isfinite(value):
         return "n/a"
     scale, unit = (100.0, "%") if percent else (1.0, "")
-    if np.isnan(lo):
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
         return f"{value * scale:.{digits}f}{unit}"
-    return f"{value * scale:.{digits}f}{unit} [{lo * scale:.{digits}f}, {hi * scale:.{digits}f}]"
+    u = unit if unit_in_interval else ""
+    return f"{value * scale:.{digits}f}{unit} [{lo * scale:.{digits}f}{u}, {hi * scale:.{digits}f}{u}]"

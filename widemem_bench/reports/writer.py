@@ -28,6 +28,7 @@ from widemem_bench.experiments.records import (
 )
 from widemem_bench.provenance import REPO_ROOT, git_info
 from widemem_bench.reports import plots
+from widemem_bench.reports.markdown import fmt, md_table
 
 # Markdown written by other tools into reports/. A fragment named after an experiment
 # (locomo.md, perf.md, ...) is left out when that experiment's section is in the report.
@@ -99,23 +100,6 @@ def load_source(experiment: str, root: Path, command: str,
     frames = [metrics_frame(r, Path(r["run_dir"])) for r in records]
     results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return Source(experiment, command, records, results)
-
-
-def fmt(v: float, lo: float = np.nan, hi: float = np.nan, pct: bool = True) -> str:
-    if v is None or not np.isfinite(v):
-        return "n/a"
-    s, u = (100.0, "%") if pct else (1.0, "")
-    d = 1 if pct else 3
-    if lo is None or not np.isfinite(lo):
-        return f"{v * s:.{d}f}{u}"
-    return f"{v * s:.{d}f}{u} [{lo * s:.{d}f}, {hi * s:.{d}f}]"
-
-
-def md_table(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def _cell(r: pd.DataFrame, metric: str, pct: bool = True, **where: Any) -> str:

@@ -1,0 +1,70 @@
+"""`widemem-bench`: one front door (tested through `python -m widemem_bench.cli`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from widemem_bench import cli
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "widemem_bench.cli", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_overview_lists_experiments_and_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("compare_embedders", "contradiction", "calibrate", "regression", "aggregate", "perf"):
+        assert name in out
+
+
+@pytest.mark.parametrize("name", ["contradiction", "compare_embedders", "smoke"])
+def test_experiment_help_names_its_keys(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: widemem-bench {name}") and "honours:" in out and "params." in out
+
+
+@pytest.mark.parametrize("tool", ["regression", "aggregate", "perf", "bench"])
+def test_tool_help_exits_zero(tool: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:  # argparse tools exit after --help
+        assert cli.main([tool, "--help"]) == 0
+        raise SystemExit(0)
+    assert exc.value.code == 0
+    assert "usage" in capsys.readouterr().out
+
+
+def test_tools_get_their_argv(monkeypatch: pytest.MonkeyPatch) -> None:
+    import widemem_bench.calibrate as calibrate
+
+    seen: list[list[str] | None] = []
+    monkeypatch.setattr(calibrate, "main", lambda argv=None: seen.append(argv) or 0)
+    assert cli.main(["calibrate", "embedder=minilm-l6", "--help"]) == 0
+    assert seen == [["embedder=minilm-l6", "--help"]]
+
+
+def test_run_names_the_experiment_where_a_tool_has_the_same_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "calibrate", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: widemem-bench calibrate")
+
+
+def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: nope: unknown command") and "\n" not in err
+
+
+def test_experiment_runs_through_the_front_door(tmp_path: Path) -> None:
+    proc = _cli("smoke", "params.n=3", f"paths.output_dir={tmp_path}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(next(tmp_path.rglob("record.json")).read_text())
+    assert rec["config"]["params"]["n"] == 3
+    bad = _cli("smoke", "weights=equal", f"paths.output_dir={tmp_path / 'b'}", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1].startswith("error: weights: experiment smoke does not honour")

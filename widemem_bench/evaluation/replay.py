@@ -1,0 +1,64 @@
+"""Shared pieces of a timeline replay through `MemoryEngine`: pre-encoded vectors, users, times."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+class MemoEmbedder:
+    """An embedder whose vectors were computed once in one batch.
+
+    The replay encodes one fact per `add`; encoding every text up front (one
+    batched call, through the embedder's own cache) and serving rows from a dict
+    keeps a replay of hundreds of users at numpy speed with identical vectors.
+    """
+
+    def __init__(self, base: Any, texts: Iterable[str], kinds: Sequence[str] = ("passage", "query")) -> None:
+        self.base = base
+        self.name = base.name
+        self.model_id = base.model_id
+        self.dim = int(base.dim)
+        self.fingerprint = getattr(base, "fingerprint", "?")
+        uniq = sorted({" ".join(str(t).split()) for t in texts if t is not None and str(t).strip()})
+        self._rows: dict[tuple[str, str], np.ndarray] = {}
+        for kind in kinds:
+            vecs = np.asarray(base.encode(uniq, kind=kind), dtype=np.float32) if uniq else np.zeros((0, self.dim))
+            for t, v in zip(uniq, vecs, strict=True):
+                self._rows[(kind, t)] = v
+
+    def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        missing: list[int] = []
+        for i, t in enumerate(texts):
+            row = self._rows.get((kind, " ".join(str(t).split())))
+            if row is None:
+                missing.append(i)
+            else:
+                out[i] = row
+        if missing:
+            vecs = np.asarray(self.base.encode([texts[i] for i in missing], kind=kind), dtype=np.float32)
+            for i, v in zip(missing, vecs, strict=True):
+                out[i] = v
+                self._rows[(kind, " ".join(str(texts[i]).split()))] = v
+        return out
+
+
+def pick_users(events: pd.DataFrame, n_users: int | None) -> list[str]:
+    """The first `n_users` user ids in sorted order (all of them for None)."""
+    users = sorted(events["user_id"].unique())
+    return users if n_users is None else users[: int(n_users)]
+
+
+def clean(text: Any) -> str:
+    """Whitespace-normalised text, as the engine stores content."""
+    return " ".join(str(text).split())
+
+
+def ts(x: Any) -> dt.datetime | None:
+    """A pandas / numpy timestamp as a naive datetime (None for missing)."""
+    return None if x is None or pd.isna(x) else pd.Timestamp(x).to_pydatetime()
