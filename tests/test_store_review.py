@@ -116,3 +116,82 @@ def test_a_refused_open_leaves_a_schema_1_store_as_it_was(tmp_path):
     conn.close()
     with engine(path, hash_embedder()) as eng:  # the right embedder still migrates it
         assert len(eng.memories("user0")) == 15
+
+
+def _schema_1(path, binding=None):
+    """Turn a store into a schema-1 file as the old main wrote it (no checksums; bound to
+    ``binding``, the old ``name:weights_sha256`` recipe, when given)."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for table in ("memories", "history"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        if binding is not None:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (binding,))
+    conn.close()
+
+
+def _meta(path, key):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_schema_1_store_bound_by_weights_sha256_is_migrated_and_rebound(tmp_path):
+    """Old main bound a store to ``name:weights_sha256``; the same weights still open it."""
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32  # as a verified-weights embedder exposes it
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"{emb.name}:{emb.weights_sha256}")
+    with engine(path, emb) as eng:
+        assert len(eng.memories("user0")) == 15
+    assert _meta(path, "schema_version") == "2"
+    assert _meta(path, "embedder") == f"{emb.name}:{emb.fingerprint}"
+    with engine(path, emb) as eng:  # rebound: the new fingerprint opens it as schema 2
+        assert len(eng.memories("user0")) == 15
+
+
+def test_schema_1_store_of_other_weights_is_refused_saying_rebuild(tmp_path):
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"{emb.name}:{'cd' * 32}")
+    with pytest.raises(ValueError, match="another model or an older fingerprint recipe; rebuild") as err:
+        engine(path, emb)
+    assert "\n" not in str(err.value)
+    assert _meta(path, "schema_version") == "1"  # refused before anything was written
+    assert _meta(path, "embedder") == f"{emb.name}:{'cd' * 32}"
+
+
+def test_schema_2_store_never_accepts_the_legacy_binding(tmp_path):
+    """The weights-only binding is accepted only while migrating a schema-1 store."""
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32
+    path = tmp_path / "s.db"
+    build_store(path, emb)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (f"{emb.name}:{emb.weights_sha256}",))
+    conn.close()
+    with pytest.raises(ValueError, match="was written with embedder"):
+        engine(path, emb)
+
+
+@pytest.mark.slow
+def test_schema_1_store_of_the_real_minilm_opens_after_migration(tmp_path):
+    """A store the old main wrote with minilm-l6 (bound to its weights' sha256)."""
+    from widemem_bench.embedders import load_embedder
+
+    emb = load_embedder("minilm-l6", cache=False)
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"minilm-l6:{emb.weights_sha256}")
+    with engine(path, emb) as eng:
+        assert len(eng.memories("user0")) == 15
+        hits = eng.search("where does the user live?", "user0", top_k=3)
+        assert len(hits) == 3
+    assert _meta(path, "embedder") == f"minilm-l6:{emb.fingerprint}"

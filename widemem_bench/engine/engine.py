@@ -243,10 +243,12 @@ class MemoryEngine:
             )
         self.extractor = make_extractor(cfg.extractor, client)
         self.resolver = make_resolver(cfg.resolver, client)
-        binding = None
+        binding = legacy = None
         if store_path is not None:
             binding = f"{getattr(embedder, 'name', '?')}:{getattr(embedder, 'fingerprint', '?')}"
-        self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding)
+            if getattr(embedder, "weights_sha256", None):  # how schema-1 stores were bound
+                legacy = f"{getattr(embedder, 'name', '?')}:{embedder.weights_sha256}"
+        self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding, legacy_embedder=legacy)
         self._calibrated: tuple[float, float, float] | None = None
         # One engine may be shared by threads: each public call runs alone (re-entrant,
         # so pin -> add-style planning nests). The embedder runs inside the lock too.

@@ -365,6 +365,9 @@ class MemoryStore:
 
     A SQLite store has one writer: the open takes ``<path>.lock`` and a second open of
     the same file (another engine, thread or process) fails until ``close()``.
+    ``legacy_embedder`` is the binding a schema-1 store of this same model carries
+    (``name:weights_sha256``, the fingerprint recipe before issue 17); the migration
+    accepts it and rebinds the store to ``embedder``. It is never accepted otherwise.
     ``on_damage`` says what a row that fails its checksum or vector check does on open:
     ``"error"`` (default) refuses the store, naming the row; ``"quarantine"`` leaves the
     row out of every read, logs it and lists it in ``damaged``.
@@ -377,6 +380,7 @@ class MemoryStore:
         dim: int | None = None,
         embedder: str | None = None,
         on_damage: OnDamage = "error",
+        legacy_embedder: str | None = None,
     ) -> None:
         if on_damage not in ("error", "quarantine"):
             raise ValueError(f"on_damage: expected 'error' or 'quarantine', got {on_damage!r}")
@@ -384,6 +388,10 @@ class MemoryStore:
         self.dim = dim
         self.embedder = embedder
         self.on_damage = on_damage
+        # The binding schema-1 stores were written with (``name:weights_sha256``, before
+        # fingerprints covered every vector-shaping file); accepted only while migrating.
+        self.legacy_embedder = legacy_embedder
+        self._rebind = False  # the migration rewrites a legacy binding to ``embedder``
         self.damaged: list[str] = []  # one line per quarantined row
         self._quarantined: set[str] = set()
         self._memories: dict[str, Memory] = {}
@@ -424,7 +432,7 @@ class MemoryStore:
                 version = self._check_meta(conn, path, tables)
                 # Bound to this dim / embedder before anything is written: a refused open
                 # (another embedder) must leave a schema-1 file as it found it.
-                self._bind(conn, path)
+                self._bind(conn, path, version)
                 if version != str(SCHEMA_VERSION):
                     self._migrate(conn, path)
                 # WAL + synchronous=NORMAL: every transaction is still atomic (a crash
@@ -553,6 +561,8 @@ class MemoryStore:
                 [(row_checksum(r[1:]), r[0]) for r in hist],
             )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            if self._rebind:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (self.embedder,))
             conn.commit()
         except BaseException:
             conn.rollback()
@@ -562,16 +572,29 @@ class MemoryStore:
         log.info("memory store %s: migrated schema 1 -> %d (%d memories checksummed)",
                  path, SCHEMA_VERSION, len(mems))
 
-    def _bind(self, conn: sqlite3.Connection, path: Path) -> None:
+    def _bind(self, conn: sqlite3.Connection, path: Path, version: str) -> None:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         stored_dim = int(meta["dim"]) if "dim" in meta else None
         if stored_dim is not None and self.dim is not None and stored_dim != self.dim:
             raise ValueError(f"store_path: {path} holds dim {stored_dim} vectors, embedder dim is {self.dim}")
         stored_emb = meta.get("embedder")
         if stored_emb is not None and self.embedder is not None and stored_emb != self.embedder:
-            raise ValueError(
-                f"store_path: {path} was written with embedder {stored_emb!r}, not {self.embedder!r}"
-            )
+            if version == "1" and self.legacy_embedder is not None and stored_emb == self.legacy_embedder:
+                # Same name and verified weights under the old recipe: the same model.
+                # The migration rebinds the store to the full fingerprint.
+                self._rebind = True
+                stored_emb = self.embedder
+            elif version == "1":
+                weights = f" nor its weights ({self.legacy_embedder!r})" if self.legacy_embedder else ""
+                raise ValueError(
+                    f"store_path: {path} is a schema-1 store written with embedder {stored_emb!r}, which "
+                    f"matches neither this embedder's fingerprint ({self.embedder!r}){weights}: it was "
+                    "written by another model or an older fingerprint recipe; rebuild it with this embedder"
+                )
+            else:
+                raise ValueError(
+                    f"store_path: {path} was written with embedder {stored_emb!r}, not {self.embedder!r}"
+                )
         self.dim = self.dim if self.dim is not None else stored_dim
         self.embedder = self.embedder if self.embedder is not None else stored_emb
         rows = []
