@@ -195,3 +195,27 @@ def test_schema_1_store_of_the_real_minilm_opens_after_migration(tmp_path):
         hits = eng.search("where does the user live?", "user0", top_k=3)
         assert len(hits) == 3
     assert _meta(path, "embedder") == f"minilm-l6:{emb.fingerprint}"
+
+
+def test_engine_opens_a_damaged_store_with_quarantine_as_the_error_says(tmp_path):
+    """The damage error names MemoryEngine(..., on_damage='quarantine'); that open works,
+    the damaged row never reaches a search and is listed."""
+    from widemem_bench.engine import MemoryEngine
+
+    emb = hash_embedder()
+    path = tmp_path / "s.db"
+    build_store(path, emb)
+    conn = sqlite3.connect(path)
+    mid, content = conn.execute("SELECT id, content FROM memories WHERE user_id = 'user0' LIMIT 1").fetchone()
+    with conn:
+        conn.execute("UPDATE memories SET importance = 9.5 WHERE id = ?", (mid,))
+    conn.close()
+    with pytest.raises(ValueError, match=r"MemoryEngine\(\.\.\., on_damage='quarantine'\)"):
+        MemoryEngine(emb, store_path=path)
+    with MemoryEngine(emb, store_path=path, on_damage="quarantine") as eng:
+        assert len(eng.store.damaged) == 1 and mid in eng.store.damaged[0]
+        assert eng.get(mid) is None and len(eng.memories("user0")) == 14
+        hits = eng.search(content, "user0", top_k=50)
+        assert mid not in {h.memory.id for h in hits} and len(hits) > 0
+    with pytest.raises(ValueError, match="on_damage"):
+        MemoryEngine(emb, store_path=path, on_damage="ignore")

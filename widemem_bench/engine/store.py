@@ -657,7 +657,8 @@ class MemoryStore:
         line = f"store_path: {path} is damaged: {table} row {seq} (id {mid[:40]!r}): {why}"
         if self.on_damage == "error":
             raise StoreDamagedError(
-                f"{line}; restore a backup, or open with on_damage='quarantine' to set it aside"
+                f"{line}; restore a backup, or open it with MemoryEngine(..., on_damage='quarantine') "
+                "to set the row aside"
             )
         log.warning("%s; quarantined (left out of every read)", line)
         self.damaged.append(line)
