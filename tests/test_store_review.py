@@ -219,3 +219,57 @@ def test_engine_opens_a_damaged_store_with_quarantine_as_the_error_says(tmp_path
         assert mid not in {h.memory.id for h in hits} and len(hits) > 0
     with pytest.raises(ValueError, match="on_damage"):
         MemoryEngine(emb, store_path=path, on_damage="ignore")
+
+
+def test_a_refused_open_leaves_no_lock_file_behind(tmp_path):
+    """Beside someone else's SQLite file, a refused open removes the lock it created."""
+    other = tmp_path / "theirs.db"
+    conn = sqlite3.connect(other)
+    with conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(ValueError, match="not a widemem_bench store"):
+        engine(other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.db"]
+    (tmp_path / "empty.db").write_bytes(b"")
+    with pytest.raises(ValueError, match="0-byte"):
+        engine(tmp_path / "empty.db")
+    assert not (tmp_path / "empty.db.lock").exists()
+
+
+def test_a_refused_open_never_removes_a_lock_another_engine_holds(tmp_path):
+    path = tmp_path / "s.db"
+    first = engine(path)
+    with pytest.raises(StoreLockedError):
+        engine(path)
+    assert (tmp_path / "s.db.lock").exists()
+    with pytest.raises(StoreLockedError):  # still held by the first engine
+        engine(path)
+    first.add_fact("the first engine still writes", "u", importance=5)
+    first.close()
+    with engine(path) as again:
+        assert [m.content for m in again.memories("u")] == ["the first engine still writes"]
+
+
+def test_a_lock_file_removed_under_a_waiting_open_is_not_trusted(tmp_path, monkeypatch):
+    """An open that locked a lock file a refused open had just unlinked locks again."""
+    from widemem_bench.engine import store as store_mod
+
+    path = tmp_path / "s.db"
+    engine(path).close()
+    lock = tmp_path / "s.db.lock"
+    real_open_file = store_mod._WriterLock._open_file
+    calls = []
+
+    def open_then_replace(self, store):
+        fd, created = real_open_file(self, store)
+        if not calls:  # the file is unlinked and made anew between our open and flock
+            lock.unlink()
+            lock.write_text("")
+        calls.append(fd)
+        return fd, created
+
+    monkeypatch.setattr(store_mod._WriterLock, "_open_file", open_then_replace)
+    with engine(path) as eng:
+        assert len(calls) == 2
+        assert os.path.samestat(os.fstat(eng.store._writer._fd), os.stat(lock))

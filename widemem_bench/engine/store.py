@@ -303,33 +303,70 @@ class _WriterLock:
         real = Path(os.path.realpath(store))
         self.path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
+        self.created = False  # this open made the lock file (a refused open removes it)
         # A forked child inherits the fd (and so the lock); it must neither write nor
         # unlock the parent's store (see MemoryStore.apply).
         self.pid = os.getpid()
         if fcntl is None:  # pragma: no cover
             return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            problem = _folder_problem(store.parent, exc)
-            raise ValueError(f"store_path: {problem} (lock file {self.path})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+        for _ in range(10):  # retried only while a refused open removes the file under us
+            fd, self.created = self._open_file(store)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise ValueError(f"store_path: cannot lock {self.path} ({exc.strerror})") from None
+                raise StoreLockedError(
+                    f"store_path: {store} is open in another engine ({holder}); "
+                    "one writer per store: close that engine first"
+                ) from None
+            # Locked, but is it still the file at self.path? A refused open unlinks its
+            # lock file while holding it; a lock on the unlinked file guards nothing.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise ValueError(f"store_path: cannot lock {self.path} ({exc.strerror})") from None
-            raise StoreLockedError(
-                f"store_path: {store} is open in another engine ({holder}); "
-                "one writer per store: close that engine first"
-            ) from None
+        else:  # pragma: no cover - ten opens each refused and removed in between
+            raise StoreLockedError(f"store_path: {store}: its lock file {self.path} keeps being replaced")
         os.ftruncate(fd, 0)
         stamp = utcnow().isoformat(timespec="seconds")
         os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {stamp}Z\n".encode(), 0)
         self._fd = fd
 
+    def _open_file(self, store: Path) -> tuple[int, bool]:
+        """The lock file's fd, and whether this call created the file."""
+        while True:
+            try:
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                problem = _folder_problem(store.parent, exc)
+                raise ValueError(f"store_path: {problem} (lock file {self.path})") from None
+            try:
+                return os.open(self.path, os.O_RDWR), False
+            except FileNotFoundError:
+                continue  # removed in between: create it
+            except OSError as exc:
+                if exc.errno == errno.EROFS:
+                    raise ValueError(f"store_path: {_folder_problem(store.parent, exc)}") from None
+                raise ValueError(f"store_path: cannot open lock file {self.path} ({exc.strerror})") from None
+
     def __del__(self) -> None:  # an engine dropped without close() frees its store
+        self.release()
+
+    def discard(self) -> None:
+        """Release after a refused open, removing the lock file if this open created it.
+        Unlinked while still held, so no other open can be holding it; an open that
+        already has it open re-checks the path after locking (see ``__init__``)."""
+        if self._fd is not None and self.created and self.pid == os.getpid():
+            self.path.unlink(missing_ok=True)
         self.release()
 
     def release(self) -> None:
@@ -449,7 +486,7 @@ class MemoryStore:
                 raise
             self._conn = conn
         except BaseException:
-            self._writer.release()
+            self._writer.discard()  # a refused open leaves no lock file of its own behind
             self._writer = None
             raise
 
