@@ -280,7 +280,8 @@ class MemoryEngine:
     @_serialised
     def history(self, memory_id: str, user_id: str | None = None) -> list[HistoryEntry]:
         """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first; with
-        ``user_id``, only that user's (as ``get`` and ``delete`` scope by user)."""
+        ``user_id``, only that user's (as ``get`` and ``delete`` scope by user). Without
+        it, any user's: a caller serving several users passes ``user_id``."""
         return self.store.history(memory_id, None if user_id is None else _check_user(user_id))
 
     # -------------------------------------------------------------- writes
