@@ -116,3 +116,160 @@ def test_a_refused_open_leaves_a_schema_1_store_as_it_was(tmp_path):
     conn.close()
     with engine(path, hash_embedder()) as eng:  # the right embedder still migrates it
         assert len(eng.memories("user0")) == 15
+
+
+def _schema_1(path, binding=None):
+    """Turn a store into a schema-1 file as the old main wrote it (no checksums; bound to
+    ``binding``, the old ``name:weights_sha256`` recipe, when given)."""
+    conn = sqlite3.connect(path)
+    with conn:
+        for table in ("memories", "history"):
+            conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        if binding is not None:
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (binding,))
+    conn.close()
+
+
+def _meta(path, key):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_schema_1_store_bound_by_weights_sha256_is_migrated_and_rebound(tmp_path):
+    """Old main bound a store to ``name:weights_sha256``; the same weights still open it."""
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32  # as a verified-weights embedder exposes it
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"{emb.name}:{emb.weights_sha256}")
+    with engine(path, emb) as eng:
+        assert len(eng.memories("user0")) == 15
+    assert _meta(path, "schema_version") == "2"
+    assert _meta(path, "embedder") == f"{emb.name}:{emb.fingerprint}"
+    with engine(path, emb) as eng:  # rebound: the new fingerprint opens it as schema 2
+        assert len(eng.memories("user0")) == 15
+
+
+def test_schema_1_store_of_other_weights_is_refused_saying_rebuild(tmp_path):
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"{emb.name}:{'cd' * 32}")
+    with pytest.raises(ValueError, match="another model or an older fingerprint recipe; rebuild") as err:
+        engine(path, emb)
+    assert "\n" not in str(err.value)
+    assert _meta(path, "schema_version") == "1"  # refused before anything was written
+    assert _meta(path, "embedder") == f"{emb.name}:{'cd' * 32}"
+
+
+def test_schema_2_store_never_accepts_the_legacy_binding(tmp_path):
+    """The weights-only binding is accepted only while migrating a schema-1 store."""
+    emb = hash_embedder()
+    emb.weights_sha256 = "ab" * 32
+    path = tmp_path / "s.db"
+    build_store(path, emb)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (f"{emb.name}:{emb.weights_sha256}",))
+    conn.close()
+    with pytest.raises(ValueError, match="was written with embedder"):
+        engine(path, emb)
+
+
+@pytest.mark.slow
+def test_schema_1_store_of_the_real_minilm_opens_after_migration(tmp_path):
+    """A store the old main wrote with minilm-l6 (bound to its weights' sha256)."""
+    from widemem_bench.embedders import load_embedder
+
+    emb = load_embedder("minilm-l6", cache=False)
+    path = tmp_path / "v1.db"
+    build_store(path, emb)
+    _schema_1(path, f"minilm-l6:{emb.weights_sha256}")
+    with engine(path, emb) as eng:
+        assert len(eng.memories("user0")) == 15
+        hits = eng.search("where does the user live?", "user0", top_k=3)
+        assert len(hits) == 3
+    assert _meta(path, "embedder") == f"minilm-l6:{emb.fingerprint}"
+
+
+def test_engine_opens_a_damaged_store_with_quarantine_as_the_error_says(tmp_path):
+    """The damage error names MemoryEngine(..., on_damage='quarantine'); that open works,
+    the damaged row never reaches a search and is listed."""
+    from widemem_bench.engine import MemoryEngine
+
+    emb = hash_embedder()
+    path = tmp_path / "s.db"
+    build_store(path, emb)
+    conn = sqlite3.connect(path)
+    mid, content = conn.execute("SELECT id, content FROM memories WHERE user_id = 'user0' LIMIT 1").fetchone()
+    with conn:
+        conn.execute("UPDATE memories SET importance = 9.5 WHERE id = ?", (mid,))
+    conn.close()
+    with pytest.raises(ValueError, match=r"MemoryEngine\(\.\.\., on_damage='quarantine'\)"):
+        MemoryEngine(emb, store_path=path)
+    with MemoryEngine(emb, store_path=path, on_damage="quarantine") as eng:
+        assert len(eng.store.damaged) == 1 and mid in eng.store.damaged[0]
+        assert eng.get(mid) is None and len(eng.memories("user0")) == 14
+        hits = eng.search(content, "user0", top_k=50)
+        assert mid not in {h.memory.id for h in hits} and len(hits) > 0
+    with pytest.raises(ValueError, match="on_damage"):
+        MemoryEngine(emb, store_path=path, on_damage="ignore")
+
+
+def test_a_refused_open_leaves_no_lock_file_behind(tmp_path):
+    """Beside someone else's SQLite file, a refused open removes the lock it created."""
+    other = tmp_path / "theirs.db"
+    conn = sqlite3.connect(other)
+    with conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(ValueError, match="not a widemem_bench store"):
+        engine(other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.db"]
+    (tmp_path / "empty.db").write_bytes(b"")
+    with pytest.raises(ValueError, match="0-byte"):
+        engine(tmp_path / "empty.db")
+    assert not (tmp_path / "empty.db.lock").exists()
+
+
+def test_a_refused_open_never_removes_a_lock_another_engine_holds(tmp_path):
+    path = tmp_path / "s.db"
+    first = engine(path)
+    with pytest.raises(StoreLockedError):
+        engine(path)
+    assert (tmp_path / "s.db.lock").exists()
+    with pytest.raises(StoreLockedError):  # still held by the first engine
+        engine(path)
+    first.add_fact("the first engine still writes", "u", importance=5)
+    first.close()
+    with engine(path) as again:
+        assert [m.content for m in again.memories("u")] == ["the first engine still writes"]
+
+
+def test_a_lock_file_removed_under_a_waiting_open_is_not_trusted(tmp_path, monkeypatch):
+    """An open that locked a lock file a refused open had just unlinked locks again."""
+    from widemem_bench.engine import store as store_mod
+
+    path = tmp_path / "s.db"
+    engine(path).close()
+    lock = tmp_path / "s.db.lock"
+    real_open_file = store_mod._WriterLock._open_file
+    calls = []
+
+    def open_then_replace(self, store):
+        fd, created = real_open_file(self, store)
+        if not calls:  # the file is unlinked and made anew between our open and flock
+            lock.unlink()
+            lock.write_text("")
+        calls.append(fd)
+        return fd, created
+
+    monkeypatch.setattr(store_mod._WriterLock, "_open_file", open_then_replace)
+    with engine(path) as eng:
+        assert len(calls) == 2
+        assert os.path.samestat(os.fstat(eng.store._writer._fd), os.stat(lock))

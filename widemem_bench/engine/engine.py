@@ -46,7 +46,7 @@ from .llm import ChatClient
 from .modes import RetrievalMode, effective_top_k, fetch_k, preset, resolve_mode
 from .recency import compute_recency
 from .resolvers import Action, make_resolver
-from .store import Change, HistoryEntry, Memory, MemoryStore, content_hash, utcnow
+from .store import Change, HistoryEntry, Memory, MemoryStore, OnDamage, content_hash, utcnow
 from .ymyl import classify_ymyl_with
 
 __all__ = [
@@ -215,6 +215,8 @@ class MemoryEngine:
     ``embedder`` follows the project's Embedder protocol (``model_id`` selects
     widemem's default thresholds). ``store_path=None`` keeps everything in
     memory; a path opens or creates a SQLite store bound to this embedder.
+    ``on_damage="quarantine"`` opens a store with damaged rows, leaving them out of
+    every read and listing them in ``engine.store.damaged`` (default: refuse the store).
     """
 
     def __init__(
@@ -224,6 +226,7 @@ class MemoryEngine:
         store_path: str | Path | None = None,
         *,
         llm_transport: Any = None,
+        on_damage: OnDamage = "error",
     ) -> None:
         self.embedder = embedder
         self.config = config if config is not None else EngineConfig()
@@ -243,10 +246,13 @@ class MemoryEngine:
             )
         self.extractor = make_extractor(cfg.extractor, client)
         self.resolver = make_resolver(cfg.resolver, client)
-        binding = None
+        binding = legacy = None
         if store_path is not None:
             binding = f"{getattr(embedder, 'name', '?')}:{getattr(embedder, 'fingerprint', '?')}"
-        self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding)
+            if getattr(embedder, "weights_sha256", None):  # how schema-1 stores were bound
+                legacy = f"{getattr(embedder, 'name', '?')}:{embedder.weights_sha256}"
+        self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding, legacy_embedder=legacy,
+                                 on_damage=on_damage)
         self._calibrated: tuple[float, float, float] | None = None
         # One engine may be shared by threads: each public call runs alone (re-entrant,
         # so pin -> add-style planning nests). The embedder runs inside the lock too.
@@ -274,7 +280,8 @@ class MemoryEngine:
     @_serialised
     def history(self, memory_id: str, user_id: str | None = None) -> list[HistoryEntry]:
         """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first; with
-        ``user_id``, only that user's (as ``get`` and ``delete`` scope by user)."""
+        ``user_id``, only that user's (as ``get`` and ``delete`` scope by user). Without
+        it, any user's: a caller serving several users passes ``user_id``."""
         return self.store.history(memory_id, None if user_id is None else _check_user(user_id))
 
     # -------------------------------------------------------------- writes

@@ -303,33 +303,70 @@ class _WriterLock:
         real = Path(os.path.realpath(store))
         self.path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
+        self.created = False  # this open made the lock file (a refused open removes it)
         # A forked child inherits the fd (and so the lock); it must neither write nor
         # unlock the parent's store (see MemoryStore.apply).
         self.pid = os.getpid()
         if fcntl is None:  # pragma: no cover
             return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            problem = _folder_problem(store.parent, exc)
-            raise ValueError(f"store_path: {problem} (lock file {self.path})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+        for _ in range(10):  # retried only while a refused open removes the file under us
+            fd, self.created = self._open_file(store)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise ValueError(f"store_path: cannot lock {self.path} ({exc.strerror})") from None
+                raise StoreLockedError(
+                    f"store_path: {store} is open in another engine ({holder}); "
+                    "one writer per store: close that engine first"
+                ) from None
+            # Locked, but is it still the file at self.path? A refused open unlinks its
+            # lock file while holding it; a lock on the unlinked file guards nothing.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise ValueError(f"store_path: cannot lock {self.path} ({exc.strerror})") from None
-            raise StoreLockedError(
-                f"store_path: {store} is open in another engine ({holder}); "
-                "one writer per store: close that engine first"
-            ) from None
+        else:  # pragma: no cover - ten opens each refused and removed in between
+            raise StoreLockedError(f"store_path: {store}: its lock file {self.path} keeps being replaced")
         os.ftruncate(fd, 0)
         stamp = utcnow().isoformat(timespec="seconds")
         os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {stamp}Z\n".encode(), 0)
         self._fd = fd
 
+    def _open_file(self, store: Path) -> tuple[int, bool]:
+        """The lock file's fd, and whether this call created the file."""
+        while True:
+            try:
+                return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                problem = _folder_problem(store.parent, exc)
+                raise ValueError(f"store_path: {problem} (lock file {self.path})") from None
+            try:
+                return os.open(self.path, os.O_RDWR), False
+            except FileNotFoundError:
+                continue  # removed in between: create it
+            except OSError as exc:
+                if exc.errno == errno.EROFS:
+                    raise ValueError(f"store_path: {_folder_problem(store.parent, exc)}") from None
+                raise ValueError(f"store_path: cannot open lock file {self.path} ({exc.strerror})") from None
+
     def __del__(self) -> None:  # an engine dropped without close() frees its store
+        self.release()
+
+    def discard(self) -> None:
+        """Release after a refused open, removing the lock file if this open created it.
+        Unlinked while still held, so no other open can be holding it; an open that
+        already has it open re-checks the path after locking (see ``__init__``)."""
+        if self._fd is not None and self.created and self.pid == os.getpid():
+            self.path.unlink(missing_ok=True)
         self.release()
 
     def release(self) -> None:
@@ -365,6 +402,9 @@ class MemoryStore:
 
     A SQLite store has one writer: the open takes ``<path>.lock`` and a second open of
     the same file (another engine, thread or process) fails until ``close()``.
+    ``legacy_embedder`` is the binding a schema-1 store of this same model carries
+    (``name:weights_sha256``, the fingerprint recipe before issue 17); the migration
+    accepts it and rebinds the store to ``embedder``. It is never accepted otherwise.
     ``on_damage`` says what a row that fails its checksum or vector check does on open:
     ``"error"`` (default) refuses the store, naming the row; ``"quarantine"`` leaves the
     row out of every read, logs it and lists it in ``damaged``.
@@ -377,6 +417,7 @@ class MemoryStore:
         dim: int | None = None,
         embedder: str | None = None,
         on_damage: OnDamage = "error",
+        legacy_embedder: str | None = None,
     ) -> None:
         if on_damage not in ("error", "quarantine"):
             raise ValueError(f"on_damage: expected 'error' or 'quarantine', got {on_damage!r}")
@@ -384,6 +425,10 @@ class MemoryStore:
         self.dim = dim
         self.embedder = embedder
         self.on_damage = on_damage
+        # The binding schema-1 stores were written with (``name:weights_sha256``, before
+        # fingerprints covered every vector-shaping file); accepted only while migrating.
+        self.legacy_embedder = legacy_embedder
+        self._rebind = False  # the migration rewrites a legacy binding to ``embedder``
         self.damaged: list[str] = []  # one line per quarantined row
         self._quarantined: set[str] = set()
         self._memories: dict[str, Memory] = {}
@@ -424,7 +469,7 @@ class MemoryStore:
                 version = self._check_meta(conn, path, tables)
                 # Bound to this dim / embedder before anything is written: a refused open
                 # (another embedder) must leave a schema-1 file as it found it.
-                self._bind(conn, path)
+                self._bind(conn, path, version)
                 if version != str(SCHEMA_VERSION):
                     self._migrate(conn, path)
                 # WAL + synchronous=NORMAL: every transaction is still atomic (a crash
@@ -441,7 +486,7 @@ class MemoryStore:
                 raise
             self._conn = conn
         except BaseException:
-            self._writer.release()
+            self._writer.discard()  # a refused open leaves no lock file of its own behind
             self._writer = None
             raise
 
@@ -553,6 +598,8 @@ class MemoryStore:
                 [(row_checksum(r[1:]), r[0]) for r in hist],
             )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            if self._rebind:
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (self.embedder,))
             conn.commit()
         except BaseException:
             conn.rollback()
@@ -562,16 +609,29 @@ class MemoryStore:
         log.info("memory store %s: migrated schema 1 -> %d (%d memories checksummed)",
                  path, SCHEMA_VERSION, len(mems))
 
-    def _bind(self, conn: sqlite3.Connection, path: Path) -> None:
+    def _bind(self, conn: sqlite3.Connection, path: Path, version: str) -> None:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         stored_dim = int(meta["dim"]) if "dim" in meta else None
         if stored_dim is not None and self.dim is not None and stored_dim != self.dim:
             raise ValueError(f"store_path: {path} holds dim {stored_dim} vectors, embedder dim is {self.dim}")
         stored_emb = meta.get("embedder")
         if stored_emb is not None and self.embedder is not None and stored_emb != self.embedder:
-            raise ValueError(
-                f"store_path: {path} was written with embedder {stored_emb!r}, not {self.embedder!r}"
-            )
+            if version == "1" and self.legacy_embedder is not None and stored_emb == self.legacy_embedder:
+                # Same name and verified weights under the old recipe: the same model.
+                # The migration rebinds the store to the full fingerprint.
+                self._rebind = True
+                stored_emb = self.embedder
+            elif version == "1":
+                weights = f" nor its weights ({self.legacy_embedder!r})" if self.legacy_embedder else ""
+                raise ValueError(
+                    f"store_path: {path} is a schema-1 store written with embedder {stored_emb!r}, which "
+                    f"matches neither this embedder's fingerprint ({self.embedder!r}){weights}: it was "
+                    "written by another model or an older fingerprint recipe; rebuild it with this embedder"
+                )
+            else:
+                raise ValueError(
+                    f"store_path: {path} was written with embedder {stored_emb!r}, not {self.embedder!r}"
+                )
         self.dim = self.dim if self.dim is not None else stored_dim
         self.embedder = self.embedder if self.embedder is not None else stored_emb
         rows = []
@@ -634,7 +694,8 @@ class MemoryStore:
         line = f"store_path: {path} is damaged: {table} row {seq} (id {mid[:40]!r}): {why}"
         if self.on_damage == "error":
             raise StoreDamagedError(
-                f"{line}; restore a backup, or open with on_damage='quarantine' to set it aside"
+                f"{line}; restore a backup, or open it with MemoryEngine(..., on_damage='quarantine') "
+                "to set the row aside"
             )
         log.warning("%s; quarantined (left out of every read)", line)
         self.damaged.append(line)
