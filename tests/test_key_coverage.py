@@ -42,7 +42,10 @@ TINY: dict[str, list[str]] = {
     "sweep_decay": ["params.n_boot=5"],
     "sweep_weights": ["params.step=0.25", "params.n_boot=5"],
     "sweep_thresholds": ["params.step=0.25", "params.n_boot=5"],
-    "calibrate": ["params.n_boot=10"],
+    # the certificate needs >= 30 users on each side of the scorer's fit / certify split;
+    # hash-test needs tfidf-like settings for a reachable ladder (tests/test_calibrate_cli.py)
+    "calibrate": ["params.n_boot=10", "dataset.n_users=300", "dataset.questions_per_user=40", "params.targets.high=0.85",
+                  "params.none_answerable=0.5"],
     "contradiction": ["params.floors=[0.5]", "params.n_boot=10"],
     "frustration": ["params.n_boot=10", "params.window_sweep=[60]", "params.cost_store_size=30"],
     "ymyl_decay": ["params.days=[1,60]", "params.decays=[{function: exponential, rate: 0.01}]",
@@ -50,9 +53,11 @@ TINY: dict[str, list[str]] = {
     "locomo": ["params.conversations=[conv-26]", "params.n_boot=10"],
     "peer": ["params.n_users=2"],
     "perf": [],
+    "transfer": ["params.n_boot=5"],
+    "resolver_transfer": ["params.n_users=2", "params.n_boot=5"],
 }
 # Minutes, not seconds (real LoCoMo data, widemem itself, timing stages): full tier only.
-SLOW = {"locomo", "peer", "perf"}
+SLOW = {"locomo", "peer", "perf", "transfer", "resolver_transfer"}
 
 
 class Tracked(dict):  # type: ignore[type-arg]
@@ -91,9 +96,13 @@ class Tracked(dict):  # type: ignore[type-arg]
 
 
 def composed(name: str, tmp: Path, extra: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
-    overrides = [f"experiment={name}", "embedder=hash-test", "dataset.n_users=4",
-                 "dataset.questions_per_user=20", f"dataset.root={tmp / 'data'}",
-                 f"paths.cache_dir={tmp / 'cache'}", *TINY.get(name, []), *extra]
+    tiny = [*TINY.get(name, []), *extra]
+    mine = {o.split("=", 1)[0] for o in tiny}
+    base = [f"experiment={name}", "embedder=hash-test", "dataset.n_users=4",
+            "dataset.questions_per_user=20", f"dataset.root={tmp / 'data'}",
+            f"paths.cache_dir={tmp / 'cache'}"]
+    # an experiment's own tiny setting replaces the shared default of the same key
+    overrides = [o for o in base if o.split("=", 1)[0] not in mine] + tiny
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
         cfg = OmegaConf.to_container(compose("config", overrides=overrides), resolve=True)

@@ -220,7 +220,7 @@ def _world_b(paths: dict[str, Any]) -> Any | None:
     return load_dataset(read_config("world_b"), paths)[0]
 
 
-@experiment("transfer")
+@experiment("transfer", honours=("embedder", "dataset", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     emb = ctx.embedder()

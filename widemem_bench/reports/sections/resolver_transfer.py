@@ -1,0 +1,94 @@
+"""Report section of `resolver_transfer`: false updates and contradiction survival per
+resolver and set, rendered from the run's summary table (the experiment only computes)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from widemem_bench.experiments.registry import report_section
+
+
+def _pct(v: float, lo: float, hi: float) -> str:
+    if not math.isfinite(v):
+        return "n/a"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"{v:.1%}"
+    return f"{v:.1%} [{lo:.1%}, {hi:.1%}]"
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
+           metas: dict[str, Any] | None = None) -> str:
+    """The markdown fragment of one run's summary (pure function of it)."""
+    rows = []
+    if not table.empty:
+        for (set_name, split, resolver), g in table.groupby(["set", "split", "resolver"], sort=False):
+            def cell(metric: str, kind: str = "all", g: pd.DataFrame = g) -> tuple[str, int, int]:
+                r = g[(g["metric"] == metric) & (g["kind"] == kind)]
+                if r.empty:
+                    return "n/a", 0, 0
+                x = r.iloc[0]
+                return _pct(float(x["value"]), float(x["ci_lo"]), float(x["ci_hi"])), int(x["count"]), int(x["n"])
+
+            fu, fu_c, n_f = cell("false_update_rate")
+            sd, sd_c, sd_n = cell("survival", "direct")
+            so, so_c, so_n = cell("survival", "oblique")
+            mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
+            rows.append({
+                "set": f"{set_name}{mark}", "split": split, "resolver": resolver,
+                "users": int(g["users"].iloc[0]), "facts": n_f,
+                "false updates / fact": f"{fu} ({fu_c})",
+                "survival, direct": f"{sd} ({sd_c}/{sd_n})",
+                "survival, oblique": f"{so} ({so_c}/{so_n})",
+            })
+    versions = ", ".join(f"{k}: {v.get('version')}" for k, v in (metas or {}).items())
+    return "\n".join([
+        "## Resolver transfer (`resolver_transfer`)",
+        "",
+        f"Every user replayed through the engine ({emb_name}, {candidate_k} candidates per new fact), "
+        "facts in time order. False updates = UPDATE/DELETE of a memory whose fact was still true then "
+        "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
+        "Survival = a superseded fact's wording is still stored right after the statement that superseded "
+        "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
+        "cluster-bootstrap intervals (users resampled). † = a resolver decision saw this set's numbers "
+        "(reports/DESIGN_LOG.md). World A train/validation are for development, its holdout and world B "
+        "for measuring.",
+        "",
+        f"Data: {versions}." if versions else "",
+        "",
+        _md_table(pd.DataFrame(rows)) if rows else "(no rows)",
+        "",
+        "Command: `python -m widemem_bench.run experiment=resolver_transfer`.",
+        "",
+        "Reading it: `append` never resolves (every stale fact survives, nothing true is lost); `oracle` "
+        "knows each fact's gold (subject, attribute) but not whether the attribute holds several values, "
+        "so where values coexist (world B's pets, children, languages, hobbies, allergies) it overwrites "
+        "true facts. `rule` (engine/resolvers.py, engine/slots.py) updates only on the same subject and "
+        "the same single-valued attribute, or on an explicit change marker naming the old value, and "
+        "adds the fact otherwise: a phrasing it does not read leaves the stale fact stored (survival), "
+        "never a true fact lost. It never DELETEs.",
+    ])
+
+
+@report_section("resolver_transfer", order=61)
+def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
+    """The latest run's fragment; also refreshed as reports/resolver_transfer.md."""
+    if not records:
+        return ""
+    md = Path(str(records[-1].get("run_dir", ""))) / "resolver_transfer.md"
+    if not md.is_file():
+        return ""
+    text = md.read_text()
+    figures_dir.parent.mkdir(parents=True, exist_ok=True)
+    (figures_dir.parent / "resolver_transfer.md").write_text(text)
+    return text
