@@ -486,7 +486,8 @@ def changed_value(new_rest: str, old_rest: str) -> bool:
     Both are predicates of the same subject (the subject cut off). True only when
     the new one carries a change marker, no word that adds a value, and no
     negation, and the two differ in exactly one span: the same frame ("works in
-    _", "occupation: _") around it, a content word on each side of the span.
+    _", "occupation: _") around it, at least half as long as the span on either side,
+    a content word on each side of the span.
     Knows no attribute or value: only the frame's shape.
     """
     if not _CHANGE.search(new_rest) or _ADDITIVE.search(new_rest) or _NEGATION.search(new_rest):
@@ -505,5 +506,8 @@ def changed_value(new_rest: str, old_rest: str) -> bool:
     def content(toks: list[str]) -> bool:
         return any(t not in _STOP and t != ":" for t in toks)
 
-    # The frame must say something ("works in", "occupation :"), not just "is a".
-    return content(a[i1:i2]) and content(b[j1:j2]) and (content(frame) or ":" in frame)
+    # The frame must say something ("works in", "occupation :"), not just "is a", and the
+    # value must be at most twice the frame: "gets a serious reaction from X" and
+    # "gets chest tightness on stairs" share one light verb, not a frame.
+    small = 2 * len(frame) >= max(i2 - i1, j2 - j1)
+    return small and content(a[i1:i2]) and content(b[j1:j2]) and (content(frame) or ":" in frame)
