@@ -274,3 +274,40 @@ def test_note_style_key_value_facts_are_kept_side_by_side():
     stored, _ = _replay("allergy: peanuts", "allergy: kiwi")
     assert stored == ["allergy: kiwi", "allergy: peanuts"]
     assert read("I’m a nurse").slots == {"role": "nurse"}  # curly apostrophes read like straight ones
+
+
+# ------------------------------------------------------------------ same frame, new value
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("job: accountant", "job: architect now"),
+        ("commutes by train", "commutes by bike these days"),
+        ("Ana teaches salsa on Mondays", "Ana now teaches tango on Mondays"),
+        ("shift pattern: nights", "shift pattern: days from now on"),
+        ("goes to physio on Tuesdays", "currently goes to physio on Thursdays"),
+        ("my sister supports Leeds United", "my sister switched to supporting Hull City"),
+    ],
+)
+def test_same_frame_with_a_changed_value_replaces_the_old_fact(before, after):
+    stored, kinds = _replay(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored
+    assert kinds[-1] == "UPDATE"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ("plays chess", "now also plays go"),  # an added value
+        ("allergy: peanuts", "allergy: kiwi"),  # no change marker: both may hold
+        ("has a dog named Rex", "now has a cat named Luna too"),
+        ("Ana plays chess", "Ben now plays go"),  # another subject
+        ("speaks Portuguese at home", "speaks German at work now"),  # two spans differ
+        ("plays the cello", "now plays the cello in an orchestra"),  # more said, nothing replaced
+        ("collects stamps", "no longer collects coins"),  # negated: not a replacement
+        ("keeps bees", "now keeps two goats"),  # a quantity adds
+        ("gets a bad rash from wool", "now gets short of breath on hills"),  # one light verb is no frame
+    ],
+)
+def test_same_frame_without_a_change_keeps_both(before, after):
+    stored, _ = _replay(before, "likes long walks", after)
+    assert before in stored and after in stored, stored

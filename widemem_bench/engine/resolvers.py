@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 
 from .extractors import Fact
 from .llm import ChatClient, LLMError, LLMReplyError
-from .slots import Reading, mentions, values_agree
+from .slots import Reading, changed_value, mentions, split_subject, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
 
@@ -137,7 +137,22 @@ class RuleResolver:
                 continue
             if _retires(new, old):
                 return Action("UPDATE", i, memory.id)
+        # Neither fact states a slot the patterns know: the same frame with another value,
+        # said to be a change ("now", "switched to"), replaces the nearest such memory.
+        if not new.slots:
+            _, new_rest = split_subject(_plain(fact.content))
+            for memory, _ in cands:
+                old = read_fact(memory.content)
+                if old.subject != new.subject or old.slots:
+                    continue
+                _, old_rest = split_subject(_plain(memory.content))
+                if changed_value(new_rest, old_rest):
+                    return Action("UPDATE", i, memory.id)
         return Action("ADD", i)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("’", "'").replace("‘", "'").split())
 
 
 def _retires(new: Reading, old: Reading) -> bool:

@@ -74,7 +74,8 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
         "knows each fact's gold (subject, attribute) but not whether the attribute holds several values, "
         "so where values coexist (world B's pets, children, languages, hobbies, allergies) it overwrites "
         "true facts. `rule` (engine/resolvers.py, engine/slots.py) updates only on the same subject and "
-        "the same single-valued attribute, or on an explicit change marker naming the old value, and "
+        "the same single-valued attribute, on an explicit change marker naming the old value, or on "
+        "the same frame with one value replaced and a change marker (\"now\", \"switched to\"), and "
         "adds the fact otherwise: a phrasing it does not read leaves the stale fact stored (survival), "
         "never a true fact lost. It never DELETEs.",
     ])
