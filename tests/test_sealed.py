@@ -2,7 +2,7 @@
 word, appears in method code or tests.
 
 Collects every template of world A's sealed holdout (``timelines/holdout_templates.py``:
-utterances, stored facts, questions, clauses, stored rewordings) and of world B
+utterances, stored facts, questions, clauses, stored and said rewordings) and of world B
 (``timelines/world_b_templates.py``), plus world B's distinctive vocabulary, and scans
 every text file under ``widemem_bench/`` (except ``widemem_bench/timelines/``, where
 they live) and ``tests/`` (except this file). A template is split at its placeholders
@@ -123,7 +123,8 @@ def sealed_phrases() -> dict[str, str]:
     """Fragment -> where it comes from."""
     out: dict[str, str] = {}
     for source, groups in (
-        ("holdout", (H.UTTERANCES, H.QUESTIONS, H.FACTS, H.FRUSTRATION_CLAUSES, list(H.STORED_TEXTS.values()))),
+        ("holdout", (H.UTTERANCES, H.QUESTIONS, H.FACTS, H.FRUSTRATION_CLAUSES, list(H.STORED_TEXTS.values()),
+                     list(H.SAID_TEXTS.values()))),
         ("world B", (BT.UTTERANCES_1, BT.UTTERANCES_3, BT.QUESTIONS_1, BT.QUESTIONS_3, BT.FACTS,
                      BT.CLAUSES_1, BT.CLAUSES_3)),
     ):

@@ -178,6 +178,21 @@ def test_holdout_templates_mirror_and_never_repeat_train() -> None:
     assert not old & new
     stored = {x[2] for x in V.CONDITION_OBLIQUE} | {x[i] for x in V.LEGAL for i in (2, 4)}
     assert set(H.STORED_TEXTS) == stored and not set(H.STORED_TEXTS.values()) & stored
+    said = ({x[1] for x in V.ALLERGY_OBLIQUE} | {x[1] for x in V.CONDITION_OBLIQUE}
+            | {x[i] for x in V.LEGAL for i in (1, 3)})
+    assert set(H.SAID_TEXTS) == said and not set(H.SAID_TEXTS.values()) & said
+
+
+def test_holdout_shares_no_string_with_train_or_validation() -> None:
+    """The seal holds on the exact strings too: no holdout utterance, stored fact or
+    question is word for word a train or validation one (the default 300 users)."""
+    full = generate(300, seed=0)
+    ev, q = full.events, full.questions
+    for table, cols in ((ev, ("utterance", "fact_full", "fact_stripped", "fact_stored")), (q, ("text",))):
+        hold = table["split"] == "holdout"
+        for col in cols:
+            shared = set(table.loc[hold, col].dropna()) & set(table.loc[~hold, col].dropna())
+            assert not shared, (col, len(shared), sorted(shared)[:3])
 
 
 def test_holdout_is_sealed_on_memory_and_question_side(tl: Timelines) -> None:
@@ -216,12 +231,52 @@ def test_answerable_gold_exists_and_is_valid_at_question_time(tl_any: Timelines,
     assert len(rows) > 0
     for r in rows.to_dict("records"):
         assert r["gold_fact_ids"], r["question_id"]
-        for fid in r["gold_fact_ids"]:
-            f = ev_index[fid]
+        gold = [ev_index[fid] for fid in r["gold_fact_ids"]]
+        if (r["subject"], r["attribute"]) == ("user", "name") and gold[0]["attribute"] != "name":
+            # the name carried by full-form memories (test_name_question_labels)
+            assert r["gold_value"] == gold[0]["user_name"]
+            continue
+        for f in gold:
             assert f["user_id"] == r["user_id"]
             assert (f["subject"], f["attribute"]) == (r["subject"], r["attribute"])
-            assert _valid_at(f, r["asked_at"]), (r["question_id"], fid)
-        assert ev_index[r["gold_fact_ids"][0]]["value"] == r["gold_value"]
+            assert _valid_at(f, r["asked_at"]), (r["question_id"], f["fact_id"])
+        assert gold[0]["value"] == r["gold_value"]
+
+
+def _names_user(ev: pd.DataFrame, r: dict) -> list[str]:
+    """Facts of the question's user stored by then in full form with the user's name."""
+    mine = ev[(ev["user_id"] == r["user_id"]) & (ev["at"] <= r["asked_at"])
+              & ev["fact_stored"].notna() & (ev["fact_stored"] == ev["fact_full"])
+              & (ev["fact_full"] != ev["fact_stripped"])]
+    return [f["fact_id"] for f in mine.to_dict("records")
+            if re.search(rf"(?<!\w){re.escape(f['user_name'])}(?!\w)", f["fact_stored"])]
+
+
+def test_name_question_labels(tl_any: Timelines) -> None:
+    """"what's my name?" is answerable when a stored full-form fact names the user, even
+    if the name was never stated as a fact of its own (gold = those memories); with only
+    subject-stripped facts stored it is not."""
+    ev, q = tl_any.events, tl_any.questions
+    rows = q[(q["subject"] == "user") & (q["attribute"] == "name")].to_dict("records")
+    assert rows
+    for r in rows:
+        named = _names_user(ev, r)
+        stated = ev[(ev["user_id"] == r["user_id"]) & (ev["at"] <= r["asked_at"])
+                    & (ev["subject"] == "user") & (ev["attribute"] == "name")]
+        unanswerable = r["kind"] in ("hard_negative", "other_person") or r["gold_action"] == "apologize_and_ask"
+        assert not (unanswerable and named), (r["question_id"], named)
+        if stated.empty and named:
+            assert r["kind"] in ("answerable", "frustration") and r["gold_action"] in (None, "reassure")
+            assert set(r["gold_fact_ids"]) == set(named), r["question_id"]
+            assert not r["distractor_fact_ids"]
+
+
+def test_name_question_repro(tl: Timelines) -> None:
+    # The reviewer's case: "what name did I give you?" while "Oliver lives in Dublin" is stored.
+    r = tl.questions.set_index("question_id").loc["u0050-q014"]
+    ev = tl.events.set_index("fact_id")
+    assert r["kind"] == "answerable" and r["gold_value"] == "Oliver"
+    assert r["gold_fact_ids"] and all("Oliver" in ev.loc[f, "fact_stored"] for f in r["gold_fact_ids"])
 
 
 def test_stale_probes_name_superseded_facts(tl_any: Timelines, ev_index) -> None:

@@ -55,13 +55,26 @@ def score(prep: batch.Prepared, ec: EngineConfig, thresholds: Any, **kw: Any) ->
 
 
 def load_embedder_for(ctx: RunContext, name: str | None = None) -> Any:
-    """The embedder; a lexical model (tfidf) is fitted on the data set's memory texts first."""
+    """The embedder; a lexical model (tfidf) is fitted on world A train memory texts first."""
     emb = ctx.embedder(name)
     if hasattr(emb, "fit") and not getattr(emb, "_fitted", False):
-        tl = ctx.timelines()
-        corpus = tl.events[text_col(ctx.cfg)].dropna().astype(str).tolist()
-        emb.fit(corpus)
+        emb.fit(fit_texts(ctx))
     return emb
+
+
+def fit_texts(ctx: RunContext) -> list[str]:
+    """Memory texts a lexical model may learn its vocabulary from: world A's train users
+    only. Validation, the sealed holdout and world B are measured, never read while
+    fitting; on world B (evaluation-only, train split included) the vocabulary comes from
+    world A's train users of the same size and seed, generated in memory."""
+    tl = ctx.timelines()
+    if tl.world != "a":
+        from widemem_bench.timelines import generate
+
+        m = tl.meta
+        tl = generate(int(m["n_users"]), int(m["seed"]), span_days=int(m["span_days"]), start=m["start"])
+    ev = tl.events
+    return ev.loc[ev["split"] == "train", text_col(ctx.cfg)].dropna().astype(str).tolist()
 
 
 def text_col(cfg: dict[str, Any]) -> str:

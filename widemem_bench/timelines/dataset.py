@@ -88,14 +88,14 @@ def check_fittable(world: str, what: str = "this") -> None:
 
 
 def world_version(world: str = "a") -> str:
-    """Version prefix of a world's folders: ``v3`` (world A), ``b2v3`` (world B v2 on the
-    shared ground-truth machinery of generator v3: a change to either rebuilds it)."""
+    """Version prefix of a world's folders: ``v4`` (world A), ``b2v4`` (world B v2 on the
+    shared ground-truth machinery of generator v4: a change to either rebuilds it)."""
     return f"v{GENERATOR_VERSION}" if check_world(world) == "a" else f"b{WORLD_B_VERSION}v{GENERATOR_VERSION}"
 
 
 def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
                  start: dt.datetime = DEFAULT_START, world: str = "a") -> str:
-    """Folder name of a generated set: ``v3-n300-s0`` (world B: ``b2v3-n300-s0``), plus
+    """Folder name of a generated set: ``v4-n300-s0`` (world B: ``b2v4-n300-s0``), plus
     suffixes for non-default options."""
     name = f"{world_version(world)}-n{n_users}-s{seed}"
     if span_days != _DEFAULTS["span_days"]:

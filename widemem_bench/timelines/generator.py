@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,10 @@ from widemem_bench.timelines import vocab as V
 
 # 1: issue 4. 2: event columns multi_valued / update_kind (issue 13). 3: the sealed
 # holdout (holdout_templates.py); train and validation rows are unchanged since 1.
-GENERATOR_VERSION = "3"
+# 4: a question about the user's name is answerable when a stored full-form fact names
+# the user ("Oliver lives in Dublin"), not a hard negative / other-person question (the
+# random draws are unchanged: only those labels, and the holdout's oblique utterances).
+GENERATOR_VERSION = "4"
 
 DEFAULT_START = dt.datetime(2025, 1, 6)
 
@@ -88,6 +92,8 @@ class Phrasebook:
     multi_valued: tuple[str, ...] = ()
     # Rewordings of the stored text of vocabulary-driven facts (oblique conditions, legal).
     stored_texts: Mapping[str, str] = field(default_factory=dict)
+    # Rewordings of what the user says for them (and for oblique allergies).
+    said_texts: Mapping[str, str] = field(default_factory=dict)
 
 
 def _split_book(split: str) -> Phrasebook:
@@ -105,7 +111,8 @@ def _holdout_book() -> Phrasebook:
     questions = {k: list(range(len(v))) for k, v in H.QUESTIONS.items()}
     return Phrasebook(H.UTTERANCES, utter, H.FACTS, H.QUESTIONS, questions,
                       H.FRUSTRATION_CLAUSES, T.SELF_ATTRIBUTES, T.OTHER_ATTRIBUTES, _IMPLIED_BY,
-                      utter_prefix="uh", question_prefix="qh", stored_texts=H.STORED_TEXTS)
+                      utter_prefix="uh", question_prefix="qh", stored_texts=H.STORED_TEXTS,
+                      said_texts=H.SAID_TEXTS)
 
 
 BOOKS: dict[str, Phrasebook] = {"train": _split_book("train"),
@@ -155,6 +162,8 @@ class _Ev:
     # Multi-valued slots only: the coexisting value this one replaces (a correction).
     replaces: _Ev | None = None
     update_kind: str | None = None
+    # The extractor kept the full sentence with the user's name (set by _finalise_events).
+    stored_full: bool = False
 
 
 @dataclass
@@ -341,7 +350,9 @@ def _gen_ymyl(u: _User, span: float) -> None:
         obl = [o for o in V.ALLERGY_OBLIQUE if o[0] == allergen]
         if obl and rng.random() < 0.5:
             f = {"allergen": allergen}
-            u.add(u.minute(day, day), "ymyl", (_cap(obl[0][1]) + ".", f"u.allergy_oblique.{allergen}"),
+            said = u.book.said_texts.get(obl[0][1], obl[0][1])
+            u.add(u.minute(day, day), "ymyl",
+                  (_cap(said) + ".", f"{u.book.utter_prefix}.allergy_oblique.{allergen}"),
                   "allergy_oblique", f, imp, "user", "allergy", allergen,
                   ymyl=("health", "strong"), oblique=True)
         else:
@@ -372,7 +383,9 @@ def _gen_ymyl(u: _User, span: float) -> None:
         if rng.random() < 0.4:
             value, said, stored = u.pick(V.CONDITION_OBLIQUE)
             i = V.CONDITION_OBLIQUE.index((value, said, stored))
-            ev = u.add(u.minute(day, day), "ymyl", (_cap(said) + ".", f"u.condition_oblique.{i}"),
+            said = u.book.said_texts.get(said, said)
+            ev = u.add(u.minute(day, day), "ymyl",
+                       (_cap(said) + ".", f"{u.book.utter_prefix}.condition_oblique.{i}"),
                        None, {}, 8, "user", "condition", value, ymyl=("health", "strong"),
                        oblique=True)
             stored = u.book.stored_texts.get(stored, stored)
@@ -401,7 +414,8 @@ def _gen_ymyl(u: _User, span: float) -> None:
         day = float(rng.uniform(0, 0.85 * span))
         oblique = bool(rng.random() < 0.4)
         said, stored = (obl, obl_fact) if oblique else (plain, plain_fact)
-        fam = f"u.legal_{'oblique' if oblique else 'plain'}.{i}"
+        said = u.book.said_texts.get(said, said)
+        fam = f"{u.book.utter_prefix}.legal_{'oblique' if oblique else 'plain'}.{i}"
         ev = u.add(u.minute(day, day), "ymyl", (_cap(said) + ".", fam), None, {}, 8,
                    "user", "legal", value, ymyl=("legal", "strong"), oblique=oblique)
         stored = u.book.stored_texts.get(stored, stored)
@@ -522,6 +536,7 @@ def _finalise_events(u: _User, start: dt.datetime) -> list[dict[str, Any]]:
     rows = []
     for e, full in zip(u.events, full_p, strict=True):
         stored = e.fact_full if full else e.fact_stripped
+        e.stored_full = bool(full) and e.fact_full is not None
         rows.append({
             "fact_id": e.fact_id, "user_id": u.uid, "split": u.split, "user_name": u.name,
             "at": start + dt.timedelta(minutes=e.minute), "event_kind": e.kind,
@@ -598,6 +613,19 @@ def _negatives(u: _User, st: _State) -> tuple[list[tuple[str, str]], list[tuple[
     return hard, other
 
 
+def _name_memories(u: _User, minute: int) -> list[_Ev]:
+    """Memories stored by ``minute`` that name the user: full-form facts kept with the
+    name ("Oliver lives in Dublin"). They answer "what's my name?" even when the user
+    never stated it as a fact of its own; a store of subject-stripped facts does not.
+    Facts still valid come first; a superseded one ("Oliver lives in Dublin" after a move)
+    still names the user truly, so it counts too."""
+    pat = re.compile(rf"(?<!\w){re.escape(u.name)}(?!\w)")
+    named = [e for e in u.events
+             if e.stored_full and e.minute <= minute and e.fact_full is not None
+             and e.fact_full != e.fact_stripped and pat.search(e.fact_full)]
+    return sorted(named, key=lambda e: e.valid_to is not None and e.valid_to <= minute)
+
+
 def _slot_question(u: _User, slot: tuple[str, str], exclude: tuple[int, ...] = ()) -> tuple[str, str, int] | None:
     subject, attr = slot
     key = f"{attr}.{'self' if subject == 'user' else 'other'}"
@@ -648,9 +676,13 @@ def _make_question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
         tq = _slot_question(u, slot)
         if tq is None:
             return None
+        q.update(subject=slot[0], attribute=slot[1], text=tq[0], family=tq[1], fam_idx=tq[2])
+        named = _name_memories(u, minute) if slot == ("user", "name") else []
+        if named:  # the name is in the store after all: answerable, gold = those memories
+            q.update(kind="answerable", gold=_ids(named), gold_value=u.name)
+            return q
         dis = [e for s, evs in sorted(st.valid.items()) if s[1] == slot[1] for e in evs]
-        q.update(subject=slot[0], attribute=slot[1], text=tq[0], family=tq[1], fam_idx=tq[2],
-                 distractors=_ids(dis))
+        q.update(distractors=_ids(dis))
         return q
     if kind in ("never_mentioned", "broad"):
         i = u.pick(u.book.question_pools[kind])
@@ -675,6 +707,8 @@ def _make_question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
             action = "apologize_and_ask"
         if base is None:
             return None
+        if base["gold"]:  # a name question whose answer a stored full-form fact holds
+            action = "reassure"
         i = u.pick(u.book.question_pools["frustration"])
         prefix = u.book.questions["frustration"][i].format(name=u.name)
         base.update(kind="frustration", gold_action=action,

@@ -216,6 +216,57 @@ STORED_TEXTS: dict[str, str] = {
     "has a residency paperwork interview coming up": "awaiting an interview about residency papers",
 }
 
+# What a holdout user says for the vocabulary-driven oblique and legal lines
+# (``vocab.ALLERGY_OBLIQUE``, ``vocab.CONDITION_OBLIQUE``, ``vocab.LEGAL``): train's
+# utterance -> holdout's, so no holdout utterance repeats a train or validation one.
+# Oblique lines stay oblique (the reaction, the symptom, not the usual word).
+SAID_TEXTS: dict[str, str] = {
+    # allergies, said through the reaction
+    "if I eat so much as one shrimp my throat starts closing up":
+        "a single prawn is enough to make my airway swell shut",
+    "I carry an injector pen everywhere because of anything with peanuts":
+        "anything with peanuts in it and I'm reaching for the epinephrine pen I keep in my bag",
+    "I can't be in a room with a cat for ten minutes without my eyes swelling shut":
+        "ten minutes near a cat and my eyes puff up until I can barely see",
+    "the last time a doctor gave me penicillin I broke out in hives all over":
+        "the one time I was prescribed penicillin I came out in welts from head to toe",
+    "one bee sting and I'm headed to the ER": "if a bee gets me it's straight to the emergency room",
+    "spring is brutal, I sneeze nonstop from March to June":
+        "from March to June the pollen has me sneezing all day long",
+    # conditions, said through the symptom
+    "my sugar levels have been weird lately": "my glucose readings keep jumping around these days",
+    "my chest gets tight whenever I take the stairs":
+        "climbing a flight of steps leaves my chest feeling squeezed",
+    "my partner says I stop breathing at night when I sleep":
+        "apparently my breathing pauses for a while in my sleep, my partner keeps noticing",
+    "I've been exhausted and pale for weeks, they want more bloodwork":
+        "for weeks I've been wiped out and washed-out looking, and the clinic wants another blood draw",
+    "my neck has a lump and I'm cold all the time now":
+        "there's a swelling on my neck and I can never get warm lately",
+    "bright lights give me these splitting headaches that last all day":
+        "glaring light sets off a pounding headache that doesn't quit until night",
+    # legal matters, plain then oblique
+    "I have a child custody hearing coming up": "my child custody case has a court hearing soon",
+    "I'm in the middle of a divorce and working with a lawyer":
+        "my lawyer is handling my divorce, which is still in progress",
+    "I just got power of attorney for my mom": "I was recently granted power of attorney over my mother's affairs",
+    "I'm taking my landlord to small claims court over the deposit":
+        "I've filed a small claims case against my landlord to get my deposit back",
+    "I finally had a lawyer draft my will": "my will is finally written up, an attorney drafted it",
+    "my green card interview is scheduled and my attorney is prepping me":
+        "I've got a date for my green card interview and my immigration lawyer is getting me ready",
+    "my ex and I are going back in front of a judge over the kids":
+        "my ex and I have to let a judge decide about the children again",
+    "we're splitting up and the paperwork is brutal": "my marriage is ending and the forms never stop",
+    "I'm the one signing things for my mom now": "these days I put my signature on things for my mother",
+    "my old landlord kept the deposit so we'll see each other in front of a judge":
+        "my former landlord never returned the deposit, so it's going before a judge",
+    "I finally got my affairs in order, the document about who gets what is signed":
+        "the papers saying who inherits my things are signed at last",
+    "my residency paperwork interview is coming up and I'm nervous":
+        "I'm anxious about the interview for my residency papers next month",
+}
+
 # Keyed like templates.QUESTIONS: "attribute.self" (about the user), "attribute.other" ({rel}).
 QUESTIONS: dict[str, tuple[str, ...]] = {
     "name.self": (
