@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -78,3 +80,23 @@ def test_markdown_has_every_method_and_set() -> None:
     # v2's cells on sets a design decision saw are marked.
     assert "| answerability v2 | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] † |" in md
     assert transfer_markdown(pd.DataFrame()) == ""
+
+
+def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    """An unknown embedder or a bad --n-boot is a one-line error (exit 2), no traceback, no file."""
+    import subprocess
+    import sys
+
+    from widemem_bench.experiments.transfer import main
+
+    out = tmp_path / "t.md"
+    proc = subprocess.run([sys.executable, "-m", "widemem_bench.experiments.transfer", "--embedder", "nope",
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: ") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+    with pytest.raises(ValueError, match="nope"):
+        main(["--embedder", "nope", "--out", str(out)])
+    with pytest.raises(ValueError, match="--n-boot"):
+        main(["--n-boot", "0", "--out", str(out)])
