@@ -210,3 +210,36 @@ def test_fit_refuses_world_b_and_bad_keys() -> None:
     with pytest.raises(ValueError, match="unknown key 'holdout'"):
         parse_args(["holdout=true"])
     assert parse_args(["embedder=a,b", "prototypes=true"]).embedders == ("a", "b")
+
+
+def test_fit_searches_never_read_the_holdout() -> None:
+    """The fit path's searches embed no holdout question or fact (the holdout is sealed)."""
+    from widemem_bench.answerability.sets import load_world, world_searches
+
+    tl, _ = load_world("timelines_small")
+    seen: list[str] = []
+
+    class Recorder:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+            self.model_id = inner.model_id  # type: ignore[attr-defined]
+
+        def encode(self, texts: list[str], kind: str = "passage") -> object:
+            seen.extend(texts)
+            return self.inner.encode(texts, kind=kind)  # type: ignore[attr-defined]
+
+    inner = load_embedder("hash-test", cache=False)
+    s = world_searches(tl, Recorder(inner), "timelines_small", splits=("train", "validation"))
+    assert set(s.frame["split"]) == {"train", "validation"}
+    hold_users = set(tl.questions.loc[tl.questions["split"] == "holdout", "user_id"])
+    hold_q = set(tl.questions.loc[tl.questions["split"] == "holdout", "text"].astype(str))
+    hold_f = set(tl.events.loc[tl.events["split"] == "holdout", "fact_stripped"].dropna().astype(str))
+    kept_f = set(tl.events.loc[tl.events["split"] != "holdout", "fact_stripped"].dropna().astype(str))
+    assert hold_users and not (set(seen) & (hold_q | (hold_f - kept_f)))
+    # Same searches for the kept users as when every split is searched.
+    full = world_searches(tl, inner, "timelines_small")
+    full = full.subset(full.frame["split"].isin(("train", "validation")).to_numpy())
+    assert full.frame["qid"].tolist() == s.frame["qid"].tolist()
+    assert full.contents == s.contents
+    assert np.allclose(np.concatenate([np.asarray(c) for c in full.cosines if c]),
+                       np.concatenate([np.asarray(c) for c in s.cosines if c]))

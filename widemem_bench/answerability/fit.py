@@ -100,9 +100,8 @@ def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | N
         # tfidf: vocabulary from the train split's stored memory texts only.
         ev = tl.events
         emb.fit(ev.loc[ev["split"] == "train", "fact_stripped"].dropna().astype(str).tolist())
-    s = world_searches(tl, emb, opts.dataset)
-    # The holdout split is sealed: nothing below reads it.
-    s = s.subset(s.frame["split"].isin(("train", "validation")).to_numpy())
+    # The holdout split is sealed: its questions and facts are neither embedded nor searched.
+    s = world_searches(tl, emb, opts.dataset, splits=("train", "validation"))
     protos = train_prototypes(tl, emb, opts.tau) if opts.prototypes else None
     x = features_of(s, emb, protos)
     f = s.frame
