@@ -243,3 +243,23 @@ def test_fit_searches_never_read_the_holdout() -> None:
     assert full.contents == s.contents
     assert np.allclose(np.concatenate([np.asarray(c) for c in full.cosines if c]),
                        np.concatenate([np.asarray(c) for c in s.cosines if c]))
+
+
+def test_low_cutoff_follows_the_none_rule() -> None:
+    """LOW is set by "answerable below LOW <= 5 %", not by a precision a base rate already meets."""
+    from widemem_bench.answerability.fit import NONE_ANSWERABLE, choose_cutoffs, none_cutoff
+
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0.3, 1.0, 600)
+    neg = rng.uniform(0.0, 0.5, 400)  # 60 % answerable: a LOW precision target of 0.5 holds at any cut-off
+    prob = np.concatenate([pos, neg])
+    y = np.arange(prob.size) < pos.size
+    kinds = np.where(y, "answerable", "never_mentioned")
+    low, ok = none_cutoff(pos, NONE_ANSWERABLE, 0.1)
+    assert ok and 0.3 < low < np.quantile(pos, NONE_ANSWERABLE)
+    (high, moderate, low2), info = choose_cutoffs(prob, y, kinds, {"high": 0.95, "moderate": 0.8, "low": 0.5}, 0.1)
+    assert low2 == low <= moderate <= high and info["low"]["certified"]
+    assert (pos < low2).mean() <= NONE_ANSWERABLE
+    assert none_cutoff(np.array([]), 0.05, 0.1) == (0.0, False)
+    # The committed scorer: a never-mentioned question can read NONE.
+    assert load_scorer_v2("minilm-l6").cutoffs[2] > 0.1
