@@ -100,3 +100,26 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
         main(["--embedder", "nope", "--out", str(out)])
     with pytest.raises(ValueError, match="--n-boot"):
         main(["--n-boot", "0", "--out", str(out)])
+
+
+def test_hydra_run_names_its_n_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The experiment's markdown states the n_boot and seed that made its intervals."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from widemem_bench.experiments import transfer as T
+
+    seen: dict[str, object] = {}
+
+    def fake_compute(emb: object, **kw: object) -> pd.DataFrame:
+        seen.update(kw)
+        return _table()
+
+    monkeypatch.setattr(T, "compute_transfer", fake_compute)
+    monkeypatch.setattr(T, "_world_b", lambda paths: None)
+    ctx = SimpleNamespace(embedder=lambda: SimpleNamespace(name="hash-test"), timelines=lambda: None,
+                          timer=lambda name: contextlib.nullcontext(), output_dir=tmp_path, seed=3)
+    T.run({"params": {"n_boot": 7}}, ctx)  # type: ignore[arg-type]
+    md = (tmp_path / "transfer.md").read_text(encoding="utf-8")
+    assert seen["n_boot"] == 7 and seen["seed"] == 3
+    assert "embedder=hash-test params.n_boot=7 seed=3" in md

@@ -225,12 +225,16 @@ def _world_b(paths: dict[str, Any]) -> Any | None:
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     emb = ctx.embedder()
+    n_boot = int(p.get("n_boot", 1000))
     with ctx.timer("transfer"):
         table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(cfg.get("paths") or {}),
                                  locomo_path=p.get("locomo_path"), fixture_path=p.get("fixture_path"),
-                                 n_boot=int(p.get("n_boot", 1000)), seed=ctx.seed)
+                                 n_boot=n_boot, seed=ctx.seed)
     md = ctx.output_dir / "transfer.md"
-    md.write_text(transfer_markdown(table), encoding="utf-8")
+    # The fragment names the settings its intervals depend on, whatever the overrides were.
+    md.write_text(transfer_markdown(table, command=f"python -m widemem_bench.run experiment=transfer "
+                                                   f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"),
+                  encoding="utf-8")
     metrics = []
     for r in table.to_dict("records"):
         for key in ("auroc", "recall", "false_confidence"):
