@@ -210,3 +210,56 @@ def test_fit_refuses_world_b_and_bad_keys() -> None:
     with pytest.raises(ValueError, match="unknown key 'holdout'"):
         parse_args(["holdout=true"])
     assert parse_args(["embedder=a,b", "prototypes=true"]).embedders == ("a", "b")
+
+
+def test_fit_searches_never_read_the_holdout() -> None:
+    """The fit path's searches embed no holdout question or fact (the holdout is sealed)."""
+    from widemem_bench.answerability.sets import load_world, world_searches
+
+    tl, _ = load_world("timelines_small")
+    seen: list[str] = []
+
+    class Recorder:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+            self.model_id = inner.model_id  # type: ignore[attr-defined]
+
+        def encode(self, texts: list[str], kind: str = "passage") -> object:
+            seen.extend(texts)
+            return self.inner.encode(texts, kind=kind)  # type: ignore[attr-defined]
+
+    inner = load_embedder("hash-test", cache=False)
+    s = world_searches(tl, Recorder(inner), "timelines_small", splits=("train", "validation"))
+    assert set(s.frame["split"]) == {"train", "validation"}
+    hold_users = set(tl.questions.loc[tl.questions["split"] == "holdout", "user_id"])
+    hold_q = set(tl.questions.loc[tl.questions["split"] == "holdout", "text"].astype(str))
+    hold_f = set(tl.events.loc[tl.events["split"] == "holdout", "fact_stripped"].dropna().astype(str))
+    kept_f = set(tl.events.loc[tl.events["split"] != "holdout", "fact_stripped"].dropna().astype(str))
+    assert hold_users and not (set(seen) & (hold_q | (hold_f - kept_f)))
+    # Same searches for the kept users as when every split is searched.
+    full = world_searches(tl, inner, "timelines_small")
+    full = full.subset(full.frame["split"].isin(("train", "validation")).to_numpy())
+    assert full.frame["qid"].tolist() == s.frame["qid"].tolist()
+    assert full.contents == s.contents
+    assert np.allclose(np.concatenate([np.asarray(c) for c in full.cosines if c]),
+                       np.concatenate([np.asarray(c) for c in s.cosines if c]))
+
+
+def test_low_cutoff_follows_the_none_rule() -> None:
+    """LOW is set by "answerable below LOW <= 5 %", not by a precision a base rate already meets."""
+    from widemem_bench.answerability.fit import NONE_ANSWERABLE, choose_cutoffs, none_cutoff
+
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0.3, 1.0, 600)
+    neg = rng.uniform(0.0, 0.5, 400)  # 60 % answerable: a LOW precision target of 0.5 holds at any cut-off
+    prob = np.concatenate([pos, neg])
+    y = np.arange(prob.size) < pos.size
+    kinds = np.where(y, "answerable", "never_mentioned")
+    low, ok = none_cutoff(pos, NONE_ANSWERABLE, 0.1)
+    assert ok and 0.3 < low < np.quantile(pos, NONE_ANSWERABLE)
+    (high, moderate, low2), info = choose_cutoffs(prob, y, kinds, {"high": 0.95, "moderate": 0.8, "low": 0.5}, 0.1)
+    assert low2 == low <= moderate <= high and info["low"]["certified"]
+    assert (pos < low2).mean() <= NONE_ANSWERABLE
+    assert none_cutoff(np.array([]), 0.05, 0.1) == (0.0, False)
+    # The committed scorer: a never-mentioned question can read NONE.
+    assert load_scorer_v2("minilm-l6").cutoffs[2] > 0.1

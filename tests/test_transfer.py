@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -78,3 +80,46 @@ def test_markdown_has_every_method_and_set() -> None:
     # v2's cells on sets a design decision saw are marked.
     assert "| answerability v2 | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] † |" in md
     assert transfer_markdown(pd.DataFrame()) == ""
+
+
+def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    """An unknown embedder or a bad --n-boot is a one-line error (exit 2), no traceback, no file."""
+    import subprocess
+    import sys
+
+    from widemem_bench.experiments.transfer import main
+
+    out = tmp_path / "t.md"
+    proc = subprocess.run([sys.executable, "-m", "widemem_bench.experiments.transfer", "--embedder", "nope",
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: ") and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+    with pytest.raises(ValueError, match="nope"):
+        main(["--embedder", "nope", "--out", str(out)])
+    with pytest.raises(ValueError, match="--n-boot"):
+        main(["--n-boot", "0", "--out", str(out)])
+
+
+def test_hydra_run_names_its_n_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The experiment's markdown states the n_boot and seed that made its intervals."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from widemem_bench.experiments import transfer as T
+
+    seen: dict[str, object] = {}
+
+    def fake_compute(emb: object, **kw: object) -> pd.DataFrame:
+        seen.update(kw)
+        return _table()
+
+    monkeypatch.setattr(T, "compute_transfer", fake_compute)
+    monkeypatch.setattr(T, "_world_b", lambda paths: None)
+    ctx = SimpleNamespace(embedder=lambda: SimpleNamespace(name="hash-test"), timelines=lambda: None,
+                          timer=lambda name: contextlib.nullcontext(), output_dir=tmp_path, seed=3)
+    T.run({"params": {"n_boot": 7}}, ctx)  # type: ignore[arg-type]
+    md = (tmp_path / "transfer.md").read_text(encoding="utf-8")
+    assert seen["n_boot"] == 7 and seen["seed"] == 3
+    assert "embedder=hash-test params.n_boot=7 seed=3" in md

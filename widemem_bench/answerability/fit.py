@@ -35,6 +35,8 @@ from widemem_bench.answerability.v2 import ScorerV2, feature_rows, save_scorer_v
 
 TARGETS = {"high": 0.95, "moderate": 0.80, "low": 0.50}
 CAP = {"hard_negative": 0.10}
+# NONE: at most this share of answerable questions below LOW (the calibration's rule).
+NONE_ANSWERABLE = 0.05
 
 
 @dataclass
@@ -82,7 +84,35 @@ def choose_cutoffs(prob: np.ndarray, y: np.ndarray, kinds: np.ndarray, targets: 
     info["caps"] = {k: {kk: (float(vv) if isinstance(vv, (int, float, np.floating)) else vv) for kk, vv in v.items()}
                     for k, v in caps.items()}
     th = tuple(float(t) for t in fit.thresholds)
-    return (th[0], th[1], th[2]), info
+    # LOW by the project's NONE rule (calibration: "LOW is set by none.answerable, not a
+    # precision"): a LOW precision of 0.5 is met at any cut-off once half the questions are
+    # answerable, so it fell to ~5e-5 and no search ever read NONE (has_relevant always true).
+    low, low_ok = none_cutoff(prob[y], NONE_ANSWERABLE, delta)
+    low = min(low, th[1])
+    info["low"] = {"threshold": float(low), "certified": bool(low_ok),
+                   "rule": f"answerable below LOW <= {NONE_ANSWERABLE:g}"}
+    return (th[0], th[1], float(low)), info
+
+
+def none_cutoff(answerable_scores: np.ndarray, max_rate: float, delta: float) -> tuple[float, bool]:
+    """Highest LOW with "answerable scoring below LOW <= max_rate" certified at level ``delta``.
+
+    Per question, as the other bands here: candidates are the answerable scores, tested from
+    the lowest up; H_t: rate(t) > max_rate is rejected when P(Binom(n, max_rate) <= k) <= delta,
+    k the answerable scores below t. Testing stops at the first failure. None certified: 0.0.
+    """
+    from scipy import stats
+
+    s = np.sort(np.asarray(answerable_scores, dtype=float))
+    if s.size == 0:
+        return 0.0, False
+    cand = np.unique(s)
+    k = np.searchsorted(s, cand, side="left")  # answerable strictly below each candidate
+    ok = stats.binom.cdf(k, s.size, max_rate) <= delta
+    if not ok[0]:
+        return 0.0, False
+    last = int(np.argmin(ok)) - 1 if not ok.all() else cand.size - 1
+    return float(cand[last]), True
 
 
 def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | None = None) -> tuple[ScorerV2, pd.DataFrame]:
@@ -100,9 +130,8 @@ def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | N
         # tfidf: vocabulary from the train split's stored memory texts only.
         ev = tl.events
         emb.fit(ev.loc[ev["split"] == "train", "fact_stripped"].dropna().astype(str).tolist())
-    s = world_searches(tl, emb, opts.dataset)
-    # The holdout split is sealed: nothing below reads it.
-    s = s.subset(s.frame["split"].isin(("train", "validation")).to_numpy())
+    # The holdout split is sealed: its questions and facts are neither embedded nor searched.
+    s = world_searches(tl, emb, opts.dataset, splits=("train", "validation"))
     protos = train_prototypes(tl, emb, opts.tau) if opts.prototypes else None
     x = features_of(s, emb, protos)
     f = s.frame

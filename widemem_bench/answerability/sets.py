@@ -67,18 +67,26 @@ def load_world(dataset: str = "timelines") -> tuple[Any, dict[str, Any]]:
 
 
 def world_searches(tl: Any, embedder: Any, name: str = "timelines", *, kinds: tuple[str, ...] = CONFIDENCE_KINDS,
-                   text_col: str = "fact_stripped") -> Searches:
+                   text_col: str = "fact_stripped", splits: tuple[str, ...] | None = None) -> Searches:
     """Every confidence question of a timelines world, searched as widemem's engine searches.
 
     Scoring is widemem's defaults (weights 0.5 / 0.3 / 0.2, exponential decay 0.01,
     balanced mode: top 10); the returned memories are the engine's final ranking.
+    ``splits``: only these splits' users (questions and stored facts) are embedded and
+    searched, so a fit that passes ``("train", "validation")`` never reads the sealed
+    holdout's texts; a search only ever sees its own user's memories, so the result for
+    a kept user is the same.
     """
     from widemem_bench.answerability.data import returned_columns
     from widemem_bench.engine import thresholds_for_model
     from widemem_bench.experiments import batch
 
-    questions = tl.questions[tl.questions["kind"].isin(kinds)].reset_index(drop=True)
-    prep = batch.prepare(tl.events, questions, embedder, text_col=text_col)
+    events, questions = tl.events, tl.questions[tl.questions["kind"].isin(kinds)]
+    if splits is not None:
+        events = events[events["split"].isin(splits)]
+        questions = questions[questions["split"].isin(splits)]
+    questions = questions.reset_index(drop=True)
+    prep = batch.prepare(events, questions, embedder, text_col=text_col)
     scored = batch.score(prep, WIDEMEM_WEIGHTS, WIDEMEM_DECAY[0], WIDEMEM_DECAY[1],
                          thresholds_for_model(embedder.model_id), keep_final=True)
     cols = returned_columns(prep, np.asarray(scored.final))

@@ -23,6 +23,7 @@ cluster-bootstrap interval (clusters: users, or LoCoMo conversations).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -224,12 +225,16 @@ def _world_b(paths: dict[str, Any]) -> Any | None:
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     emb = ctx.embedder()
+    n_boot = int(p.get("n_boot", 1000))
     with ctx.timer("transfer"):
         table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(cfg.get("paths") or {}),
                                  locomo_path=p.get("locomo_path"), fixture_path=p.get("fixture_path"),
-                                 n_boot=int(p.get("n_boot", 1000)), seed=ctx.seed)
+                                 n_boot=n_boot, seed=ctx.seed)
     md = ctx.output_dir / "transfer.md"
-    md.write_text(transfer_markdown(table), encoding="utf-8")
+    # The fragment names the settings its intervals depend on, whatever the overrides were.
+    md.write_text(transfer_markdown(table, command=f"python -m widemem_bench.run experiment=transfer "
+                                                   f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"),
+                  encoding="utf-8")
     metrics = []
     for r in table.to_dict("records"):
         for key in ("auroc", "recall", "false_confidence"):
@@ -261,18 +266,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n-boot", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if args.n_boot < 1:
+        raise ValueError(f"--n-boot must be a positive integer, got {args.n_boot}")
     emb = load_embedder(args.embedder)
     table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
                              n_boot=args.n_boot, seed=args.seed)
     if args.table is not None:
         table.to_parquet(args.table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(transfer_markdown(table, command=f"python -m widemem_bench.experiments.transfer "
-                                                          f"--embedder {args.embedder} --out {args.out}"),
-                        encoding="utf-8")
+    # The record names every option that changes a figure (the intervals depend on n_boot and seed).
+    command = (f"python -m widemem_bench.experiments.transfer --embedder {args.embedder} --out {args.out} "
+               f"--n-boot {args.n_boot} --seed {args.seed}")
+    args.out.write_text(transfer_markdown(table, command=command), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except ValueError as err:  # unknown embedder, missing calibration / v2 file, bad data set: one line
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
