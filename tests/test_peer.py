@@ -1,7 +1,8 @@
 """The widemem peer adapter and the `peer` comparison.
 
 Fast tests use the `hash-test` embedder on both sides; they need widemem-ai 2.0.2
-(the `peers` extra) and skip with a reason otherwise. The real-MiniLM test is
+(the `peers` extra) and skip with a reason otherwise, except under
+WIDEMEM_BENCH_REQUIRE_PEERS=1 (`make test`), where a missing widemem fails them. The real-MiniLM test is
 `models` + `slow` (make test-full).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 
 import pandas as pd
 import pytest
@@ -30,8 +32,10 @@ from widemem_bench.peers.replay import (
     toy_timeline,
 )
 
+REQUIRE_PEERS = os.environ.get("WIDEMEM_BENCH_REQUIRE_PEERS") == "1"
 needs_widemem = pytest.mark.skipif(
-    not widemem_available(), reason="widemem-ai 2.0.2 / faiss-cpu not installed (make venv-peers)"
+    not widemem_available() and not REQUIRE_PEERS,
+    reason="widemem-ai 2.0.2 / faiss-cpu not installed (make venv-peers)",
 )
 MINILM = (0.60, 0.30, 0.20)
 
@@ -341,3 +345,18 @@ def test_candidate_fetch_agrees_when_users_outgrow_fetch_k(hash_embedder, tmp_pa
     assert (pq["order_cause"] == "tie").sum() >= 1  # this data does contain such a tie
     m = {(r["metric"], r["kind"]): r["value"] for r in res.metrics}
     assert m[("order_differences", "score")] == 0 and m[("order_differences", "candidate_pool")] == 0
+
+
+@needs_widemem
+def test_peer_experiment_replays_timeline_users_and_agrees(tmp_path):
+    """The `peer` experiment end to end on a tiny generated timeline (hash-test on both
+    sides): widemem itself runs, every answer is compared, and they all agree."""
+    from tests._runcfg import tiny_cfg
+    from widemem_bench.experiments.peer import run_peer
+
+    res = run_peer(tiny_cfg(tmp_path, 4, {"n_users": 3}), tmp_path / "out")
+    m = {(r["metric"], r["kind"]): r["value"] for r in res.metrics}
+    assert "skipped" not in {k for k, _ in m}
+    assert m[("n_questions", "all")] >= 30
+    assert m[("band_agreement", "all")] == 1.0 and m[("top1_agreement", "all")] == 1.0
+    assert m[("disagreements", "score")] == 0
