@@ -289,7 +289,7 @@ def test_report_section_renders_agreement_and_confusion(tmp_path):
     )
     results = pd.DataFrame(summary_metrics(df, "hash-test"))
     md = section(results, [{"run_dir": str(tmp_path)}], tmp_path)
-    assert "band agreement: 100.00%" in md and "| moderate | 0 | 1 | 0 | 0 |" in md
+    assert "band agreement 100.0%" in md and "| moderate | 0 | 1 | 0 | 0 |" in md
     skipped = pd.DataFrame([{"metric": "skipped", "value": 1.0, "kind": "widemem_missing"}])
     assert "Skipped" in section(skipped, [], tmp_path)
 
@@ -354,9 +354,19 @@ def test_peer_experiment_replays_timeline_users_and_agrees(tmp_path):
     from tests._runcfg import tiny_cfg
     from widemem_bench.experiments.peer import run_peer
 
-    res = run_peer(tiny_cfg(tmp_path, 4, {"n_users": 3}), tmp_path / "out")
-    m = {(r["metric"], r["kind"]): r["value"] for r in res.metrics}
+    params = {"n_users": 3, "grid_users": 3, "grid_settings": ["linear", "ymyl_on", "pin"],
+              "adapters": ["engine", "widemem"], "adapter_users": 4}
+    res = run_peer(tiny_cfg(tmp_path, 4, params), tmp_path / "out")
+    part1 = [r for r in res.metrics if r["setting"] == "default"]
+    m = {(r["metric"], r["kind"]): r["value"] for r in part1}
     assert "skipped" not in {k for k, _ in m}
     assert m[("n_questions", "all")] >= 30
     assert m[("band_agreement", "all")] == 1.0 and m[("top1_agreement", "all")] == 1.0
     assert m[("disagreements", "score")] == 0
+    grid = res.tables["agreement_grid"].set_index("setting")
+    assert list(grid.index) == ["linear", "ymyl_on", "pin"] and (grid["users"] == 3).all()
+    assert (grid["band_agreement"] == 1.0).all() and (grid["top1_agreement"] == 1.0).all()
+    adapters = res.tables["adapters"]
+    assert set(adapters["adapter"]) == {"engine", "widemem"}
+    hit1 = adapters[adapters["metric"] == "hit@1"].set_index("adapter")["value"]
+    assert hit1["engine"] == pytest.approx(hit1["widemem"])  # same scoring, same clock

@@ -11,7 +11,9 @@ A memory system is driven through the timelines with two calls:
   (raw cosine for widemem, mem0 and the engine); per-model thresholds are calibrated
   on it. A ``search`` that also takes a keyword ``now`` gets the timeline clock.
 
-Optional: ``name`` (the label in errors and reports) and ``close()``.
+Optional: ``name`` (the label in errors and reports) and ``close()``; an ``add_fact``
+that also takes a keyword ``importance`` gets the timeline's gold importance (0-10, what
+widemem's extraction LLM would assign).
 
 `GuardedAdapter` wraps any adapter for the driver: an adapter that raises, returns a
 malformed result, or returns one user's memory to another user gets a one-line
@@ -73,6 +75,13 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def _takes(method: Any, keyword: str) -> bool:
+    try:
+        return keyword in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class GuardedAdapter:
     """Checks every call of ``inner`` against the protocol and for cross-user leaks.
 
@@ -89,18 +98,19 @@ class GuardedAdapter:
         self.inner = inner
         self.name = str(name or getattr(inner, "name", None) or type(inner).__name__)
         self._owners: dict[str, set[str]] = {}
-        try:
-            self._takes_now = "now" in inspect.signature(inner.search).parameters
-        except (TypeError, ValueError):
-            self._takes_now = False
+        self._takes_now = _takes(inner.search, "now")
+        self._takes_importance = _takes(inner.add_fact, "importance")
 
     def _fail(self, call: str, what: str, exc: type[AdapterError] = AdapterError) -> AdapterError:
         return exc(f"adapter {self.name!r}: {call}: {what}")
 
-    def add_fact(self, text: str, user_id: str, at: dt.datetime | None = None) -> None:
+    def add_fact(self, text: str, user_id: str, at: dt.datetime | None = None, importance: float = 5.0) -> None:
         call = f"add_fact(user_id={user_id!r}, text={_short(text)!r})"
         try:
-            self.inner.add_fact(text, user_id, at)
+            if self._takes_importance:
+                self.inner.add_fact(text, user_id, at, importance=importance)
+            else:
+                self.inner.add_fact(text, user_id, at)
         except Exception as exc:  # any failure of the system under test, named
             raise self._fail(call, f"raised {type(exc).__name__}: {exc}") from exc
         self._owners.setdefault(_key(text), set()).add(str(user_id))

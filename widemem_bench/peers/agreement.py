@@ -51,8 +51,10 @@ def run_setting(name: str, steps: Sequence[Step], embedder: Any, *, peer_embedde
     p = {"mode": spec.get("mode", "balanced"), "top_k": None, "tie_eps": tie_eps, "float_eps": float_eps,
          "engine": {"age_from": "clock", **spec["engine"]}}
     pinned = pinned_keys(steps) if spec.get("pin") else set()
-    res = run_comparison(steps, embedder, p=p, peer_embedder=peer_embedder, pinned=pinned)
-    return res.per_query.assign(setting=name)
+    per_query = run_comparison(steps, embedder, p=p, peer_embedder=peer_embedder, pinned=pinned).per_query
+    if per_query is None:
+        raise ValueError(f"setting {name}: the comparison returned no per-question rows")
+    return per_query.assign(setting=name)
 
 
 def _changed(d: pd.DataFrame, base: pd.DataFrame | None) -> float:
