@@ -370,3 +370,39 @@ def test_peer_experiment_replays_timeline_users_and_agrees(tmp_path):
     assert set(adapters["adapter"]) == {"engine", "widemem"}
     hit1 = adapters[adapters["metric"] == "hit@1"].set_index("adapter")["value"]
     assert hit1["engine"] == pytest.approx(hit1["widemem"])  # same scoring, same clock
+
+
+@needs_widemem
+def test_widemem_clock_ages_memories_on_the_timeline(hash_embedder, tmp_path):
+    """With the injected clock, widemem's recency is exp(-0.01 * age in days) of the
+    timeline, not ~1 as with wall-clock insert time: the clock really reaches widemem."""
+    from widemem_bench.peers import WidememPeer
+
+    t0 = dt.datetime(2025, 1, 1, 12, 0)
+    with WidememPeer(embedder=hash_embedder, work_dir=tmp_path, clock=True) as peer:
+        peer.add_fact("lives in Boston", "u", 5, at=t0)
+        hit = peer.search("lives in Boston", "u", now=t0 + dt.timedelta(days=50)).hits[0]
+        assert hit.recency == pytest.approx(math.exp(-0.5), abs=1e-9)
+    import widemem.core.memory as wm_memory
+
+    assert wm_memory.datetime is dt.datetime  # the clock is removed on close
+
+
+@needs_widemem
+@pytest.mark.slow
+def test_agreement_over_the_whole_engine_on_the_timeline_clock():
+    """120 timeline users, every setting of peers.agreement.SETTINGS (4 decays, YMYL on,
+    fast / deep, pin, topic weights), clock ages: band, top-1 and top-k order agree on
+    every question, and every setting changed some answers against the default."""
+    from widemem_bench.embedders import load_embedder
+    from widemem_bench.peers.agreement import SETTINGS, run_agreement
+    from widemem_bench.timelines import generate
+
+    tl = generate(n_users=300, seed=0)
+    steps = replay_steps(tl.events, tl.questions, select_users(tl.events, 120, 0))
+    emb = load_embedder("hash-test", cache=False)
+    table, per_query = run_agreement(steps, emb, peer_embedder=emb)
+    assert list(table["setting"]) == list(SETTINGS) and (table["users"] == 120).all()
+    bad = per_query[(per_query["cause"] != "") | (per_query["order_cause"] != "")]
+    assert bad.empty, bad[["setting", "question_id", "cause", "order_cause", "detail"]].head().to_string()
+    assert (table.set_index("setting")["changed_vs_default"].drop("exponential") > 0.05).all()
