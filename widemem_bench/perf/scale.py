@@ -13,7 +13,15 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.peers.replay import PrefetchedEmbedder, Step, replay_engine, select_users
-from widemem_bench.perf.common import _engine, _one_thread, _settle, _timed, load_data, median, peak_rss_mb
+from widemem_bench.perf.common import (
+    _engine,
+    _one_thread,
+    _settle,
+    _timed,
+    load_data,
+    median,
+    peak_rss_mb,
+)
 
 
 class RandomVectors:
