@@ -72,7 +72,7 @@ def _widemem(embedder: Any, options: dict[str, Any], work_dir: Path | None) -> A
     # widemem's own sentence-transformers provider when the model is the packaged MiniLM.
     own = options.get("encoder", "own") == "own" and getattr(embedder, "name", "") == "minilm-l6"
     return WidememAdapter(None if own else embedder, mode=str(options.get("mode", "balanced")),
-                          clock=bool(options.get("clock", True)), work_dir=work_dir)
+                          clock=bool(options.get("clock", True)))  # its own temporary folder
 
 
 def _mem0(embedder: Any, options: dict[str, Any], work_dir: Path | None) -> Any:
