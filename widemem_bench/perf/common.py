@@ -180,3 +180,36 @@ class TimedEmbedder:
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self.inner, item)
+
+
+class LruEmbedder:
+    """An in-process LRU cache of `size` texts in front of an uncached embedder: what
+    widemem's embedder does (1,024 texts), so online runs of both sides serve a repeated
+    text the same way (the project's on-disk cache writes one fsynced shard per call)."""
+
+    def __init__(self, inner: Any, size: int = 1024) -> None:
+        from collections import OrderedDict
+
+        self.inner = inner
+        self.name = inner.name
+        self.model_id = inner.model_id
+        self.dim = int(inner.dim)
+        self.fingerprint = getattr(inner, "fingerprint", "")
+        self.size = size
+        self._held: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+
+    def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self._held]
+        if missing:
+            for t, v in zip(missing, np.asarray(self.inner.encode(missing, kind=kind)), strict=True):
+                self._held[(kind, t)] = v
+        rows = []
+        for t in texts:
+            self._held.move_to_end((kind, t))
+            rows.append(self._held[(kind, t)])
+        while len(self._held) > self.size:
+            self._held.popitem(last=False)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self.inner, item)

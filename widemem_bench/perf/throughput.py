@@ -10,9 +10,9 @@ order rotated):
 - `widemem`: widemem 2.0.2 as it ships (its own torch sentence-transformers MiniLM);
 - `online`: the engine with nothing batched across calls and nothing known in advance:
   each add and search encodes only its own text, at its call (`engine_embedder`, the
-  fastest verified MiniLM runtime), through a fresh on-disk cache, as widemem's LRU
-  cache serves a repeated text;
-- `widemem_same`: widemem given the engine's encoder (the same cold cache type);
+  fastest verified MiniLM runtime), behind an in-process LRU of 1,024 texts
+  (`LruEmbedder`), as widemem's own embedder cache serves a repeated text;
+- `widemem_same`: widemem given the engine's encoder (uncached: widemem's LRU is in front);
 - `offline`: the engine on the same steps through the bulk loader.
 `TimedEmbedder` on the online engine and on widemem_same splits each run into encoding
 and everything else ("time beyond encoding").
@@ -29,6 +29,7 @@ from widemem_bench.peers.replay import PrefetchedEmbedder, replay_engine, replay
 from widemem_bench.perf.common import (
     _LAST_CPU,
     WARMUP,
+    LruEmbedder,
     TimedEmbedder,
     _cold_embedder,
     _engine,
@@ -146,25 +147,23 @@ def stage_limit_engine(p: dict[str, Any], work: Path) -> dict[str, Any]:
     }
 
 
-def _online_run(cold: Any, steps: list[Any], mode: str) -> float:
+def _online_run(plain: Any, steps: list[Any], mode: str) -> float:
     """The engine online: each add and search encodes its own text; returns encode seconds."""
-    timed = TimedEmbedder(cold)
+    timed = TimedEmbedder(LruEmbedder(plain))  # a fresh LRU per run: every text is a miss once
     engine = _engine(timed)
     replay_engine(engine, steps, mode=mode)
     engine.close()
     return timed.encode_s
 
 
-def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any], steps: list[Any],
-                   texts: tuple[list[str], list[str]], acc: dict[str, list[float]]) -> None:
+def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any], plain: Any,
+                   steps: list[Any], texts: tuple[list[str], list[str]], acc: dict[str, list[float]]) -> None:
     """One round of every stage-3 job on the same steps, order rotated."""
-    eng_name = engine_name(p)
     for peer in peers.values():
-        peer.reset()
-    colds = {job: _cold_embedder(eng_name, work, f"w{r}-{job}") for job in ("online", "offline", "widemem_same")}
-    for cold in colds.values():
-        cold.encode(WARMUP, "passage")
-    timed_same = TimedEmbedder(colds["widemem_same"])
+        peer.reset()  # empty store, empty LRU
+    cold = _cold_embedder(engine_name(p), work, f"w{r}")  # the offline job's fresh on-disk cache
+    cold.encode(WARMUP, "passage")
+    timed_same = TimedEmbedder(plain)
     peers["widemem_same"].memory.embedder._inner = timed_same  # widemem's BenchEmbedder wraps it
     _one_thread()
     jobs = ["widemem", "online", "widemem_same", "offline"]
@@ -174,9 +173,9 @@ def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any],
             dt_x, _ = _timed(functools.partial(replay_peer, peers[job], steps))
             enc = timed_same.encode_s if job == "widemem_same" else float("nan")
         elif job == "online":
-            dt_x, enc = _timed(functools.partial(_online_run, colds[job], steps, p["mode"]))
+            dt_x, enc = _timed(functools.partial(_online_run, plain, steps, p["mode"]))
         else:
-            dt_x, _ = _timed(functools.partial(_offline_run, colds[job], *texts, steps, p["mode"]))
+            dt_x, _ = _timed(functools.partial(_offline_run, cold, *texts, steps, p["mode"]))
             enc = float("nan")
         acc[f"{job}_s"].append(dt_x)
         acc[f"{job}_cpu_s"].append(_LAST_CPU[0])
@@ -194,11 +193,13 @@ def stage_widemem(p: dict[str, Any], work: Path) -> dict[str, Any]:
     steps = load_steps(work, int(p["n_users"]), int(p["seed"]), first=int(p["widemem_users"]))
     texts = step_texts(steps)
     eng_name = engine_name(p)
-    load_embedder(eng_name, cache=False, cache_dir=work / "models-root")  # export once, if needed
+    # The engine's encoder, uncached (the export made once under the models root).
+    plain = load_embedder(eng_name, cache=False, cache_dir=work / "models-root")
+    plain.encode(WARMUP)
     own = None if p["embedder"] == "minilm-l6" else load_embedder(p["embedder"], cache=False)
-    same = TimedEmbedder(_cold_embedder(eng_name, work, "same-init"))
     peers = {"widemem": WidememPeer(embedder=own, mode=p["mode"], work_dir=work / "widemem"),
-             "widemem_same": WidememPeer(embedder=same, mode=p["mode"], work_dir=work / "widemem-same")}
+             "widemem_same": WidememPeer(embedder=TimedEmbedder(plain), mode=p["mode"],
+                                         work_dir=work / "widemem-same")}
     for peer in peers.values():
         peer.memory.embedder.embed_batch(WARMUP)
     _settle()
@@ -206,7 +207,7 @@ def stage_widemem(p: dict[str, Any], work: Path) -> dict[str, Any]:
     jobs = ("widemem", "online", "widemem_same", "offline")
     acc: dict[str, list[float]] = {f"{j}_{m}": [] for j in jobs for m in ("s", "cpu_s", "encode_s")}
     for r in range(int(p["repeats"])):
-        _widemem_round(r, p, work, peers, steps, texts, acc)
+        _widemem_round(r, p, work, peers, plain, steps, texts, acc)
     for peer in peers.values():
         peer.close()
     n_adds = sum(s.kind == "fact" for s in steps)

@@ -1,5 +1,6 @@
-"""Markdown report sections of the experiments, one module per experiment.
+"""One report section per experiment: `reports/sections/<experiment>.py` renders (markdown,
+figures) from the run's record and saved tables; the experiment module only computes.
 
-A module registers its writer with `experiments.registry.report_section`; the
-experiment module imports it, so the registry finds it with the experiment.
+Each module registers `@report_section("<experiment>")`; `experiments.registry.
+get_report_sections` imports the module of every experiment that has one.
 """
