@@ -210,6 +210,7 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
         s["target_online_over_widemem"] = 2.0
         s["online_over_widemem_same"] = median(wm["online_over_widemem_same"])
         s["beyond_ratio"] = median(wm["beyond_ratio"])  # engine / widemem time beyond encoding
+        s["beyond_cpu_ratio"] = median(wm["beyond_cpu_ratio"])  # the same on CPU time
         s["target_beyond_ratio"] = 0.2
         s["engine_over_widemem"] = median(wm["offline_over_widemem"])  # offline, labelled as such
     sw = results.get("sweep") or {}

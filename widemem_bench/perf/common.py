@@ -156,7 +156,8 @@ class TimedEmbedder:
     """A project embedder that adds up the wall time spent in its `encode` calls.
 
     Same name, model_id, dim and fingerprint as `inner` (so thresholds are unchanged);
-    `encode_s` / `calls` / `texts` count what went through it. Wrapped around the
+    `encode_s` (wall) / `encode_cpu_s` (this process's CPU) / `calls` / `texts` count what
+    went through it. Wrapped around the
     encoder of either side, it splits a run into encoding and everything else.
     """
 
@@ -167,13 +168,15 @@ class TimedEmbedder:
         self.dim = int(inner.dim)
         self.fingerprint = getattr(inner, "fingerprint", "")
         self.encode_s = 0.0
+        self.encode_cpu_s = 0.0
         self.calls = 0
         self.texts = 0
 
     def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = self.inner.encode(list(texts), kind=kind)
         self.encode_s += time.perf_counter() - t0
+        self.encode_cpu_s += time.process_time() - c0
         self.calls += 1
         self.texts += len(texts)
         return np.asarray(out)

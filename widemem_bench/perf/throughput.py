@@ -147,13 +147,13 @@ def stage_limit_engine(p: dict[str, Any], work: Path) -> dict[str, Any]:
     }
 
 
-def _online_run(plain: Any, steps: list[Any], mode: str) -> float:
-    """The engine online: each add and search encodes its own text; returns encode seconds."""
+def _online_run(plain: Any, steps: list[Any], mode: str) -> tuple[float, float]:
+    """The engine online: each add and search encodes its own text; returns encode (wall, CPU) s."""
     timed = TimedEmbedder(LruEmbedder(plain))  # a fresh LRU per run: every text is a miss once
     engine = _engine(timed)
     replay_engine(engine, steps, mode=mode)
     engine.close()
-    return timed.encode_s
+    return timed.encode_s, timed.encode_cpu_s
 
 
 def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any], plain: Any,
@@ -169,17 +169,19 @@ def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any],
     jobs = ["widemem", "online", "widemem_same", "offline"]
     shift = r % len(jobs)
     for job in jobs[shift:] + jobs[:shift]:
+        enc = enc_cpu = float("nan")
         if job in peers:
             dt_x, _ = _timed(functools.partial(replay_peer, peers[job], steps))
-            enc = timed_same.encode_s if job == "widemem_same" else float("nan")
+            if job == "widemem_same":
+                enc, enc_cpu = timed_same.encode_s, timed_same.encode_cpu_s
         elif job == "online":
-            dt_x, enc = _timed(functools.partial(_online_run, plain, steps, p["mode"]))
+            dt_x, (enc, enc_cpu) = _timed(functools.partial(_online_run, plain, steps, p["mode"]))
         else:
             dt_x, _ = _timed(functools.partial(_offline_run, cold, *texts, steps, p["mode"]))
-            enc = float("nan")
         acc[f"{job}_s"].append(dt_x)
         acc[f"{job}_cpu_s"].append(_LAST_CPU[0])
         acc[f"{job}_encode_s"].append(enc)
+        acc[f"{job}_encode_cpu_s"].append(enc_cpu)
 
 
 def stage_widemem(p: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -205,14 +207,14 @@ def stage_widemem(p: dict[str, Any], work: Path) -> dict[str, Any]:
     _settle()
     rss_model = peak_rss_mb()
     jobs = ("widemem", "online", "widemem_same", "offline")
-    acc: dict[str, list[float]] = {f"{j}_{m}": [] for j in jobs for m in ("s", "cpu_s", "encode_s")}
+    acc: dict[str, list[float]] = {f"{j}_{m}": [] for j in jobs for m in ("s", "cpu_s", "encode_s", "encode_cpu_s")}
     for r in range(int(p["repeats"])):
         _widemem_round(r, p, work, peers, plain, steps, texts, acc)
     for peer in peers.values():
         peer.close()
     n_adds = sum(s.kind == "fact" for s in steps)
-    beyond = {j: [t - e for t, e in zip(acc[f"{j}_s"], acc[f"{j}_encode_s"], strict=True)]
-              for j in ("online", "widemem_same")}
+    beyond = {f"{j}{c}": [t - e for t, e in zip(acc[f"{j}{c}_s"], acc[f"{j}_encode{c}_s"], strict=True)]
+              for j in ("online", "widemem_same") for c in ("", "_cpu")}
     return {
         **acc, "n_users": len({s.user_id for s in steps}), "n_adds": n_adds, "n_searches": len(steps) - n_adds,
         "n_texts": len(texts[0]) + len(texts[1]), "engine_embedder": eng_name, "widemem_embedder": p["embedder"],
@@ -223,5 +225,7 @@ def stage_widemem(p: dict[str, Any], work: Path) -> dict[str, Any]:
         "offline_over_widemem": [w / e for w, e in zip(acc["widemem_s"], acc["offline_s"], strict=True)],
         "online_over_widemem_same": [w / e for w, e in zip(acc["widemem_same_s"], acc["online_s"], strict=True)],
         "beyond_ratio": [e / w for e, w in zip(beyond["online"], beyond["widemem_same"], strict=True)],
+        "beyond_cpu_ratio": [e / w for e, w in zip(beyond["online_cpu"], beyond["widemem_same_cpu"], strict=True)],
+        "online_beyond_cpu_s": beyond["online_cpu"], "widemem_same_beyond_cpu_s": beyond["widemem_same_cpu"],
         "rss_after_model_mb": rss_model, "peak_rss_mb": peak_rss_mb(),
     }
