@@ -145,10 +145,19 @@ def mem0_lines(run_dir: Path | None) -> list[str]:
         if len(moderate):
             out.append(f"- `{model}`: `memory.search(..., threshold={float(moderate.iloc[0]):.2f})` (the calibrated "
                        "MODERATE cut: answerable with precision >= 0.80 on the train split) instead of 0.1.")
-    out.append("- mem0 (`infer=False`) stores every add as a new memory: a restated fact is stored twice and a "
-               "changed fact keeps its old value beside the new one, so old values survive (`stale first` above); "
-               "widemem and the engine drop identical text but resolve nothing either with the pass-through LLM "
-               "/ append resolver.")
+    out.append("- mem0's own default embedders do not load offline here: `openai` (text-embedding-3-small, an "
+               "API) and `huggingface`'s default `multi-qa-MiniLM-L6-cos-v1` (a hub download); its huggingface "
+               "embedder loads any sentence-transformers folder, i.e. the packaged MiniLM (and mpnet-base after "
+               "`make venv-extended`).")
+    stale = t[(t["metric"].isin(["stale_first", "results_with_duplicates"]))]
+    figures = "; ".join(f"{a} ({m}): stale first {_pct(float(d.loc[d['metric'] == 'stale_first', 'value'].iloc[0]))}, "
+                        f"answers holding a duplicate {_pct(float(d.loc[d['metric'] == 'results_with_duplicates', 'value'].iloc[0]))}"
+                        for (a, m), d in stale.groupby(["adapter", "model"], sort=False) if len(d) == 2)
+    out.append("- mem0 (`infer=False`) stores every add as a new memory: a restated fact is stored twice (the same "
+               "text fills two of the top-k places) and a changed fact keeps its old value beside the new one, "
+               "so on `stale_probe` questions the superseded value can rank first. widemem and the engine drop "
+               "identical text but, with the pass-through LLM / append resolver, resolve no contradiction either: "
+               f"{figures}.")
     return out
 
 
