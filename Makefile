@@ -32,8 +32,8 @@ lint: venv
 test: venv-peers lint
 	WIDEMEM_BENCH_REQUIRE_PEERS=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider
 
-# The full tier also runs widemem itself (the peer adapter tests), so it installs the peers extra.
-test-full: venv-peers lint
+# The full tier also runs widemem and mem0 themselves (the peer adapter tests), so it installs both extras.
+test-full: venv-peers venv-mem0 lint
 	WIDEMEM_BENCH_REQUIRE_PEERS=1 $(PY) -m pytest -q -p no:cacheprovider
 
 data: venv
