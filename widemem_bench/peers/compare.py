@@ -12,6 +12,11 @@ Causes, checked in this order (column `cause`):
 - `float_threshold`: same top-1 memory, its raw similarity on the two sides straddles a
   band threshold by less than `float_eps` (float32 summation order, batched vs
   single-text encoding);
+- `boost_tie`: the memories whose final scores differ each tie in raw similarity with
+  another memory (within 1e-6): an exact similarity tie at the two-pass boost's top-5
+  cut, broken one way by FAISS's float32 sums and the other by numpy's, so each side
+  boosts a different memory of the pair (seen with the hash-test embedder, whose
+  bag-of-words vectors give different texts the same cosine; never with MiniLM here);
 - `candidate_pool`: one side's top-1 is absent from the other side's returned list
   (FAISS candidate fetch vs exhaustive scoring);
 - `score`: anything else: a real scoring difference, to be reported as a bug.
@@ -37,7 +42,7 @@ from widemem_bench.experiments.context import ExperimentResult, metric_row
 from widemem_bench.peers.replay import Answer, Step, engine_answer, peer_answer
 
 BANDS = ("high", "moderate", "low", "none")
-CAUSES = ("tie", "float_threshold", "candidate_pool", "score")
+CAUSES = ("tie", "boost_tie", "float_threshold", "candidate_pool", "score")
 
 
 def replay_both(
@@ -107,6 +112,9 @@ def explain(e: Answer, w: Answer, thresholds: Sequence[float], tie_eps: float, f
                 f"top-1 {e_top!r} (engine) vs {w_top!r} (widemem): final-score gap "
                 f"{gap_w:.2e} on widemem's side, {gap_e:.2e} on the engine's"
             )
+        detail = boost_tie(e, w, tie_eps)
+        if detail is not None:
+            return "boost_tie", detail
         return "score", f"top-1 {e_top!r} vs {w_top!r}: gap {gap_w:.2e} (widemem), {gap_e:.2e} (engine)"
     # Same top-1 memory, different band: the raw cosine sits on a threshold.
     a = e.raw[0] if e.raw else float("nan")
@@ -117,14 +125,39 @@ def explain(e: Answer, w: Answer, thresholds: Sequence[float], tie_eps: float, f
     return "score", f"same top-1, bands {e.band} vs {w.band}, raw {a:.7f} vs {b:.7f}"
 
 
+RAW_TIE_EPS = 1e-6  # float32 noise of one cosine: FAISS and numpy sum in another order
+
+
+def boost_tie(e: Answer, w: Answer, tie_eps: float, raw_eps: float = RAW_TIE_EPS) -> str | None:
+    """Detail when every memory whose final score differs between the sides has a twin of
+    equal raw similarity (within float32 noise): an exact similarity tie at the two-pass
+    boost's top-5 cut (factual queries), which float32 rounding breaks one way in FAISS and
+    the other in numpy, so each side boosts a different memory of the tied pair. Else None.
+    """
+    raw = dict(zip(e.contents, e.raw, strict=True))
+    fin_e = dict(zip(e.contents, e.final, strict=True))
+    fin_w = dict(zip(w.contents, w.final, strict=True))
+    moved = [c for c in fin_e if c in fin_w and abs(fin_e[c] - fin_w[c]) > tie_eps]
+    if not moved:
+        return None
+    pairs = []
+    for c in moved:
+        twin = next((o for o in raw if o != c and abs(raw[o] - raw[c]) <= raw_eps), None)
+        if twin is None:
+            return None
+        pairs.append(f"{c!r} ~ {twin!r} (raw {raw[c]:.8f} vs {raw[twin]:.8f})")
+    return "similarity tie at the two-pass boost cut: " + "; ".join(pairs[:2])
+
+
 def order_cause(e: Answer, w: Answer, tie_eps: float) -> str:
     """Why two top-k lists differ ("" when they do not).
 
     "tie" when the lists have the same length and, rank by rank, the same final score
     within `tie_eps`: only the identity of tied memories differs (an exact tie broken
     apart by float32 rounding or by microseconds of insert-time recency), including a
-    tie that straddles the top-k cut; otherwise "candidate_pool" when the lists hold
-    different memories and "score" when they hold the same ones in another order.
+    tie that straddles the top-k cut; "boost_tie" when the moved memories all tie in raw
+    similarity with another memory (`boost_tie`); otherwise "candidate_pool" when the
+    lists hold different memories and "score" when they hold the same ones in another order.
     """
     if list(e.contents) == list(w.contents):
         return ""
@@ -132,7 +165,9 @@ def order_cause(e: Answer, w: Answer, tie_eps: float) -> str:
         abs(a - b) <= tie_eps for a, b in zip(e.final, w.final, strict=True)
     ):
         return "tie"
-    return "candidate_pool" if set(e.contents) != set(w.contents) else "score"
+    if set(e.contents) != set(w.contents):
+        return "candidate_pool"
+    return "boost_tie" if boost_tie(e, w, tie_eps) else "score"
 
 
 def compare(
@@ -210,7 +245,7 @@ def summary_metrics(per_query: pd.DataFrame, embedder: str) -> list[dict[str, An
         rows.append(metric_row("disagreements", int((per_query["cause"] == cause).sum()), embedder=embedder,
                                kind=cause))
     # Below the top-1: questions whose top-k order differs, by cause (tie / candidate_pool / score).
-    for cause in ("tie", "candidate_pool", "score"):
+    for cause in ("tie", "boost_tie", "candidate_pool", "score"):
         rows.append(metric_row("order_differences", int((per_query["order_cause"] == cause).sum()),
                                embedder=embedder, kind=cause))
     return rows
