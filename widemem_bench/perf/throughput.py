@@ -15,7 +15,8 @@ order rotated):
 - `widemem_same`: widemem given the engine's encoder (uncached: widemem's LRU is in front);
 - `offline`: the engine on the same steps through the bulk loader.
 `TimedEmbedder` on the online engine and on widemem_same splits each run into encoding
-and everything else ("time beyond encoding").
+and everything else ("time beyond encoding"). The online and widemem runs time only the
+systems' own add and search calls (`engine_calls`, `widemem_calls`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from widemem_bench.peers.replay import PrefetchedEmbedder, replay_engine, replay_peer
+from widemem_bench.peers.replay import PrefetchedEmbedder, replay_engine
 from widemem_bench.perf.common import (
     _LAST_CPU,
     WARMUP,
@@ -147,11 +148,35 @@ def stage_limit_engine(p: dict[str, Any], work: Path) -> dict[str, Any]:
     }
 
 
+def engine_calls(engine: Any, steps: list[Any], mode: str) -> int:
+    """Only the engine's own add_fact / search calls, in order (no answer conversion, which
+    is the harness's work, not the memory layer's); returns the number of results."""
+    n = 0
+    for step in steps:
+        if step.kind == "fact":
+            engine.add_fact(step.text, step.user_id, importance=step.importance)
+        else:
+            n += len(engine.search(step.text, step.user_id, mode=mode))
+    return n
+
+
+def widemem_calls(peer: Any, steps: list[Any]) -> int:
+    """Only widemem's own add / search calls (through the pass-through LLM), in order."""
+    n = 0
+    for step in steps:
+        if step.kind == "fact":
+            peer.llm.queue(step.text, [(step.text, float(step.importance))])
+            peer.memory.add(step.text, user_id=step.user_id)
+        else:
+            n += len(peer.memory.search(step.text, user_id=step.user_id).results)
+    return n
+
+
 def _online_run(plain: Any, steps: list[Any], mode: str) -> tuple[float, float]:
     """The engine online: each add and search encodes its own text; returns encode (wall, CPU) s."""
     timed = TimedEmbedder(LruEmbedder(plain))  # a fresh LRU per run: every text is a miss once
     engine = _engine(timed)
-    replay_engine(engine, steps, mode=mode)
+    engine_calls(engine, steps, mode)
     engine.close()
     return timed.encode_s, timed.encode_cpu_s
 
@@ -171,7 +196,7 @@ def _widemem_round(r: int, p: dict[str, Any], work: Path, peers: dict[str, Any],
     for job in jobs[shift:] + jobs[:shift]:
         enc = enc_cpu = float("nan")
         if job in peers:
-            dt_x, _ = _timed(functools.partial(replay_peer, peers[job], steps))
+            dt_x, _ = _timed(functools.partial(widemem_calls, peers[job], steps))
             if job == "widemem_same":
                 enc, enc_cpu = timed_same.encode_s, timed_same.encode_cpu_s
         elif job == "online":
