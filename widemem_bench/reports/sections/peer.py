@@ -130,7 +130,9 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
            "split. recall = answerable questions at MODERATE or above; FC = false confidence, the share of a "
            "negative kind at MODERATE or above; `own` = the band the system reports itself; `mem0_default` = "
            "mem0's `threshold=0.1` (any returned result counts as an answer). stale first / above current = "
-           "`stale_probe` questions whose superseded fact ranks first / above the current one.", "",
+           "`stale_probe` questions whose superseded fact ranks first / above the current one. ms per call on "
+           "this shared machine (load average in the record); the engine reads MiniLM vectors from the warm "
+           "embedding cache, widemem and mem0 encode inside each call.", "",
            md_table(pd.DataFrame(rows))]
     return out
 
@@ -156,7 +158,8 @@ def mem0_lines(run_dir: Path | None) -> list[str]:
     out.append("- mem0 (`infer=False`) stores every add as a new memory: a restated fact is stored twice (the same "
                "text fills two of the top-k places) and a changed fact keeps its old value beside the new one, "
                "so on `stale_probe` questions the superseded value can rank first. widemem and the engine drop "
-               "identical text but, with the pass-through LLM / append resolver, resolve no contradiction either: "
+               "identical text and, with the pass-through LLM / append resolver, resolve no contradiction either; "
+               "their recency weight is what ranks the newer value first more often: "
                f"{figures}.")
     return out
 
@@ -170,7 +173,7 @@ def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: P
         return ("## Peers: widemem 2.0.2 and mem0 (`peer`)\n\nSkipped: widemem-ai 2.0.2 is not installed "
                 f"(`make venv-peers`, then `{COMMAND} force=true`).")
     run_dir = Path(str(records[-1].get("run_dir", ""))) if records else None
-    skipped = ((records[-1].get("info") or {}).get("peer") or {}).get("adapters_skipped") if records else None
+    skipped = ((records[-1].get("extra") or {}).get("peer") or {}).get("adapters_skipped") if records else None
     out = ["## Peers: widemem 2.0.2 and mem0 (`peer`)", ""]
     out += agreement_lines(results, run_dir)
     out += grid_lines(run_dir)
