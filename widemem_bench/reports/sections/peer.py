@@ -62,7 +62,7 @@ def agreement_lines(results: pd.DataFrame, run_dir: Path | None) -> list[str]:
         f"- largest difference over memories both returned: raw similarity {val('max_raw_similarity_diff'):.2e}, "
         f"final score {val('max_final_score_diff'):.2e} (float32 sums in another order, one text per "
         "encode call vs batches, two wall clocks microseconds apart)",
-        "- disagreements by cause (tie, float_threshold, candidate_pool, score): "
+        "- disagreements by cause (tie, boost_tie, float_threshold, candidate_pool, score): "
         + (", ".join(f"{k}: {int(v)}" for k, v in zip(causes["kind"], causes["value"], strict=True)) or "none"),
     ]
     if run_dir is not None:
