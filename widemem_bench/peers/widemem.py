@@ -193,6 +193,27 @@ def _llm_classes() -> tuple[type, type]:
     return PassThroughLLM, BenchEmbedder
 
 
+def _memory_options(options: dict[str, Any]) -> dict[str, Any]:
+    """widemem `MemoryConfig` keyword arguments from the peer's option names."""
+    from widemem.core.types import DecayFunction, ScoringConfig, TopicConfig, YMYLConfig
+
+    known = {"decay_function", "decay_rate", "ymyl_enabled", "topic_weights"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"options: unknown widemem option(s) {unknown} (known: {sorted(known)})")
+    out: dict[str, Any] = {}
+    if "decay_function" in options or "decay_rate" in options:
+        out["scoring"] = ScoringConfig(
+            decay_function=DecayFunction(options.get("decay_function", "exponential")),
+            decay_rate=float(options.get("decay_rate", 0.01)),
+        )
+    if options.get("ymyl_enabled"):
+        out["ymyl"] = YMYLConfig(enabled=True)
+    if options.get("topic_weights"):
+        out["topics"] = TopicConfig(weights={str(k): float(v) for k, v in dict(options["topic_weights"]).items()})
+    return out
+
+
 class WidememPeer:
     """widemem's `WideMemory` with a pass-through LLM, on a temporary history database.
 
@@ -206,6 +227,11 @@ class WidememPeer:
     work_dir: where the history database goes; None makes a temporary folder
         that `close()` removes.
     torch_threads: torch intra-op threads (1 for timing on a shared machine).
+    clock: False = widemem as it ships (wall-clock insert time); True = the timeline
+        clock (`WidememClock`): `add_fact(at=...)` stamps the memory at `at`, and
+        `search(now=...)` ages memories against `now`.
+    options: widemem settings beyond the defaults: `decay_function`, `decay_rate`,
+        `ymyl_enabled`, `topic_weights` (mapping topic -> weight).
     """
 
     def __init__(
@@ -216,6 +242,8 @@ class WidememPeer:
         mode: str = "balanced",
         work_dir: str | Path | None = None,
         torch_threads: int | None = 1,
+        clock: bool = False,
+        options: dict[str, Any] | None = None,
     ) -> None:
         if mode not in RETRIEVAL_MODES:
             raise ValueError(f"mode: unknown retrieval mode {mode!r}, expected one of {RETRIEVAL_MODES}")
@@ -254,8 +282,14 @@ class WidememPeer:
             history_db_path=str(root / "history.db"),
             extractions_db_path=str(root / "extractions.db"),
             retrieval_mode=RetrievalMode(mode),
+            **_memory_options(options or {}),
         )
         self._config = config
+        self.clock: Any = None
+        if clock:
+            from widemem_bench.peers.clock import WidememClock
+
+            self.clock = WidememClock().__enter__()
         self._resets = 0
         self.memory = WideMemory(config, llm=self.llm, embedder=wm_embedder)
         self.model_name = str(getattr(self.memory.embedder.config, "model", ""))
@@ -284,19 +318,29 @@ class WidememPeer:
         self.memory = WideMemory(self._config, llm=self.llm, embedder=embedder)
 
     # -- ingest ---------------------------------------------------------------
-    def add_fact(self, content: str, user_id: str, importance: float = 5.0, text: str | None = None) -> int:
+    def add_fact(
+        self, content: str, user_id: str, importance: float = 5.0, text: str | None = None,
+        at: Any = None, pin: bool = False,
+    ) -> int:
         """Store one extracted fact through widemem's `add()`; returns how many memories it wrote.
 
         `text` is the utterance handed to `add()` (default: the fact itself); the
         pass-through LLM returns `content` with `importance` (0-10) whatever it is.
+        `at` moves the timeline clock first (clock=True only); `pin=True` goes through
+        widemem's `pin()` (importance raised to at least 9) instead of `add()`.
         """
         if not isinstance(content, str) or not content.strip():
             raise ValueError("content: empty or not a string")
         if not 0.0 <= float(importance) <= 10.0:
             raise ValueError(f"importance: {importance} outside 0-10")
         utterance = content if text is None else text
+        if self.clock is not None:
+            self.clock.set(at)
         self.llm.queue(utterance, [(content, float(importance))])
-        result = self.memory.add(utterance, user_id=user_id)
+        if pin:
+            result = self.memory.pin(utterance, user_id=user_id)
+        else:
+            result = self.memory.add(utterance, user_id=user_id)
         return len(result.memories)
 
     def add_facts(self, user_id: str, facts: Iterable[tuple[str, float]]) -> int:
@@ -304,7 +348,9 @@ class WidememPeer:
         return sum(self.add_fact(content, user_id, importance) for content, importance in facts)
 
     # -- query ----------------------------------------------------------------
-    def search(self, query: str, user_id: str, top_k: int | None = None) -> PeerSearch:
+    def search(self, query: str, user_id: str, top_k: int | None = None, now: Any = None) -> PeerSearch:
+        if self.clock is not None:
+            self.clock.set(now)
         result = self.memory.search(query, user_id=user_id, top_k=top_k)
         hits = tuple(
             PeerHit(
@@ -332,6 +378,9 @@ class WidememPeer:
 
     def close(self) -> None:
         self.memory.close()
+        if self.clock is not None:
+            self.clock.__exit__()
+            self.clock = None
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

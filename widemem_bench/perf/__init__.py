@@ -1,0 +1,1 @@
+"""The perf benchmark's stages (run by `widemem_bench.experiments.perf`, one subprocess each)."""
