@@ -101,3 +101,33 @@ def test_load_source_keeps_only_named_runs(outputs):
     assert load_source("sweep_decay", root, "c", run_names=["default"]).records == []
     assert len(load_source("sweep_decay", root, "c", run_names=["x"]).records) == 1
     assert load_source("calibrate", root, "c").records == []  # another experiment's folder
+
+
+def test_report_opens_with_the_answer(outputs, tmp_path):
+    """README.md: under 250 lines, a takeaway of at most 8 sentences first, then the thresholds
+    to ship; long tables live in reports/<experiment>.md and every link to one resolves."""
+    import re
+
+    from widemem_bench.reports.summary import MAX_SENTENCES
+
+    sources = {n: load_source(n, outputs / n / "multiruns", f"python -m widemem_bench.run -m experiment={n}")
+               for n in PARAMS}
+    (tmp_path / "calibration.md").write_text("# Confidence calibration per embedder\n")
+    text = write_report(tmp_path, sources, embedders=["hash-test"]).read_text()
+    lines = text.splitlines()
+    assert len(lines) < 250
+    heads = [ln for ln in lines if ln.startswith("## ")]
+    assert heads[:2] == ["## Takeaway", "## Thresholds to ship"]
+    take = lines[lines.index("## Takeaway") + 2]
+    assert take and len(re.findall(r"[.!?](?:\s|$)", take)) <= MAX_SENTENCES
+    assert "AUROC" in take and "widemem's default thresholds" in take
+    # the recommendation table: calibrated beside widemem's default, env lines to paste
+    assert "| hash-test | calibrated (ship) |" in text and "| hash-test | widemem default |" in text
+    assert re.search(r"^WIDEMEM_CONFIDENCE_MODERATE=0\.\d+$", text, re.M)
+    # the decay table moved out; its fragment holds it
+    assert "| exponential |" not in text and "| exponential |" in (tmp_path / "sweep_decay.md").read_text()
+    links = re.findall(r"\]\(([^)#]+\.md)\)", text)
+    assert {"calibrate.md", "sweep_decay.md", "calibration.md"} <= set(links)
+    for link in links:
+        assert (tmp_path / link).is_file(), link
+    assert not re.search(r"\bissue\b|in this issue", text)
