@@ -360,7 +360,7 @@ def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bo
     figs = [ln.strip() for ln in rest.splitlines() if _IMAGE.match(ln.strip())]
     para = _first_paragraph(rest)
     out = [head_line, "", *([fence, ""] if fence else []), *([para, ""] if para else []),
-           *(f + "\n" for f in figs)]
+           *figs, *([""] if figs else [])]
     if frag.is_file():
         out.append(f"Tables and details: [{name}.md]({name}.md).")
     return "\n".join(out).rstrip() + "\n"
