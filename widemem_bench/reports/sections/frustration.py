@@ -58,8 +58,8 @@ def _figures(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.Dat
     ev = quiet[quiet["split"] != "train"]
     grid = np.linspace(0.3, 1.0, 36)
     pr = [precision_recall(ev["prior_similarity"] >= g, ev["quiet_frustration"]) for g in grid]
-    for i, (name, vals) in enumerate((("precision", [p[0] for p in pr]), ("recall", [p[1] for p in pr]))):
-        axes[1].plot(grid, 100 * np.asarray(vals, float), label=name, markevery=5, ms=4, **series_style(i))
+    for i, (name, curve) in enumerate((("precision", [p[0] for p in pr]), ("recall", [p[1] for p in pr]))):
+        axes[1].plot(grid, 100 * np.asarray(curve, float), label=name, markevery=5, ms=4, **series_style(i))
     axes[1].axvline(thr, color="grey", lw=0.8, ls="--", label=f"fitted on train: {thr:.2f}")
     axes[1].set_xlabel("rephrase threshold (cosine to an earlier query of the session)")
     axes[1].set_ylabel("precision, recall of the flag (%)")
