@@ -356,7 +356,8 @@ def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bo
     frag = out_dir / f"{name}.md"
     if owned:
         own_fence = fence if command and command not in rest else ""
-        frag.write_text("\n".join([head_line.replace("## ", "# ", 1), "", own_fence, rest.strip()]).strip() + "\n")
+        parts = [head_line.replace("## ", "# ", 1), "", *([own_fence, ""] if own_fence else []), rest.strip()]
+        frag.write_text("\n".join(parts).strip() + "\n")
     figs = [ln.strip() for ln in rest.splitlines() if _IMAGE.match(ln.strip())]
     para = _first_paragraph(rest)
     out = [head_line, "", *([fence, ""] if fence else []), *([para, ""] if para else []),
@@ -413,6 +414,12 @@ def write_report(
     rec_md = summary.recommendation_table(recs)
     if rec_md:
         head.append(rec_md)
+    if "calibrate" in sources:
+        # its table (holdout precision per model) repeats the one above: only in calibrate.md
+        md = section_calibrate(sources["calibrate"])
+        if md:
+            _summarise("calibrate", md, out_dir, sources["calibrate"].command)
+            head += ["Holdout precision of the calibrate runs, per model: [calibrate.md](calibrate.md).", ""]
     head += [
         "Every table and figure comes from the run records (`record.json`, `per_query.parquet` and the named "
         "tables) under `outputs/<experiment>/multiruns/`; each section gives the command that produced them and "
@@ -423,10 +430,6 @@ def write_report(
     body: list[str] = []
     if "compare_embedders" in sources:
         body.append(section_embedders(sources["compare_embedders"], figures, embedders))
-    if "calibrate" in sources:
-        md = section_calibrate(sources["calibrate"])
-        if md:
-            body.append(_summarise("calibrate", md, out_dir, sources["calibrate"].command))
     if "sweep_thresholds" in sources:
         body.append(section_thresholds(sources["sweep_thresholds"], figures, {}))
     if "sweep_decay" in sources:
