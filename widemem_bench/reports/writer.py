@@ -30,10 +30,12 @@ from widemem_bench.provenance import REPO_ROOT, git_info
 from widemem_bench.reports import plots
 from widemem_bench.reports.markdown import fmt, md_table
 
-# Markdown written by other tools into reports/. A fragment named after an experiment
-# (locomo.md, perf.md, ...) is left out when that experiment's section is in the report.
-FRAGMENTS = ("calibration.md", "embedders.md", "contradiction.md", "ymyl_decay.md",
-             "frustration.md", "locomo.md", "peer.md", "perf.md")
+# Markdown written by other tools into reports/, linked from README.md ("More reports"). A
+# fragment named after an experiment (locomo.md, perf.md, ...) is linked from that
+# experiment's section instead when the section is in the report.
+FRAGMENTS = ("calibration.md", "transfer.md", "resolver_transfer.md", "reliability.md", "embedders.md",
+             "embedders_extended.md", "contradiction.md", "ymyl_decay.md", "frustration.md", "locomo.md",
+             "peer.md", "perf.md")
 
 
 def _code_dirty(dirty: bool | None) -> bool | None:
@@ -455,7 +457,7 @@ def write_report(
     for f in fragments:
         p = out_dir / f
         if p.is_file() and Path(f).stem not in written:
-            links.append(f"- [{_fragment_title(p)}]({f})")
+            links.append(f"- [{f}]({f}): {_fragment_title(p)}")
     if links:
         body.append("## More reports\n\n" + "\n".join(links) + "\n")
     path = out_dir / "README.md"
