@@ -121,6 +121,7 @@ def recommendation_table(recs: Sequence[Mapping[str, Any]]) -> str:
                 **{col: fmt_ci(d.get(key)) for col, key in KIND_COLUMNS},
                 "answerable at NONE": fmt_ci(d.get(NONE_KEY)),
             })
+    from_rec = [str(rc["embedder"]) for rc in recs if rc.get("source") == "record"]
     env = []
     for rc in recs:
         env += [f"# {rc['embedder']}", *rc["env"]]
@@ -129,7 +130,10 @@ def recommendation_table(recs: Sequence[Mapping[str, Any]]) -> str:
         "",
         "Figures on the holdout split (users and phrasings never seen while fitting), 95% cluster-bootstrap "
         "intervals by user. MOD+ = MODERATE or above: recall over answerable questions, false confidence over "
-        "each kind of unanswerable question. Paste the lines of your embedder into the environment:",
+        "each kind of unanswerable question. Source: the calibration file that ships "
+        "(`widemem_bench/calibration/files/<embedder>.json`, `make calibrate`)"
+        + (f"; from its calibrate run record (no NONE rate there): {', '.join(from_rec)}" if from_rec else "")
+        + ". Paste the lines of your embedder into the environment:",
         "",
         md_table(pd.DataFrame(rows)),
         "",
