@@ -101,3 +101,65 @@ def test_load_source_keeps_only_named_runs(outputs):
     assert load_source("sweep_decay", root, "c", run_names=["default"]).records == []
     assert len(load_source("sweep_decay", root, "c", run_names=["x"]).records) == 1
     assert load_source("calibrate", root, "c").records == []  # another experiment's folder
+
+
+def test_report_opens_with_the_answer(outputs, tmp_path):
+    """README.md: under 250 lines, a takeaway of at most 8 sentences first, then the thresholds
+    to ship; long tables live in reports/<experiment>.md and every link to one resolves."""
+    import re
+
+    from widemem_bench.reports.summary import MAX_SENTENCES
+
+    sources = {n: load_source(n, outputs / n / "multiruns", f"python -m widemem_bench.run -m experiment={n}")
+               for n in PARAMS}
+    (tmp_path / "calibration.md").write_text("# Confidence calibration per embedder\n")
+    text = write_report(tmp_path, sources, embedders=["hash-test"]).read_text()
+    lines = text.splitlines()
+    assert len(lines) < 250
+    heads = [ln for ln in lines if ln.startswith("## ")]
+    assert heads[:2] == ["## Takeaway", "## Thresholds to ship"]
+    take = lines[lines.index("## Takeaway") + 2]
+    assert take and len(re.findall(r"[.!?](?:\s|$)", take)) <= MAX_SENTENCES
+    assert "AUROC" in take and "widemem's default thresholds" in take
+    # the recommendation table: calibrated beside widemem's default, env lines to paste
+    assert "| hash-test | calibrated (ship) |" in text and "| hash-test | widemem default |" in text
+    assert re.search(r"^WIDEMEM_CONFIDENCE_MODERATE=0\.\d+$", text, re.M)
+    # the decay table moved out; its fragment holds it
+    assert "| exponential |" not in text and "| exponential |" in (tmp_path / "sweep_decay.md").read_text()
+    links = re.findall(r"\]\(([^)#]+\.md)\)", text)
+    assert {"calibrate.md", "sweep_decay.md", "calibration.md"} <= set(links)
+    for link in links:
+        assert (tmp_path / link).is_file(), link
+    assert not re.search(r"\bissue\b|in this issue", text)
+
+
+def test_takeaway_quotes_each_run_that_exists():
+    """One sentence per source run, numbers with their intervals; none without the run."""
+    from types import SimpleNamespace
+
+    from widemem_bench.reports.summary import takeaway
+
+    def src(rows, records=()):
+        return SimpleNamespace(results=pd.DataFrame(rows), records=list(records))
+
+    row = {"value": 0.5, "ci_lo": 0.4, "ci_hi": 0.6}
+    sources = {
+        "compare_embedders": src([{**row, "metric": "auroc", "split": "all", "embedder": "a", "value": 0.81},
+                                  {**row, "metric": "auroc", "split": "all", "embedder": "b", "value": 0.62}]),
+        "transfer": src([{**row, "metric": "transfer_auroc", "setting": "answerability v2", "split": s}
+                         for s in ("world A holdout", "world B")]),
+        "contradiction": src([{**row, "metric": "survival", "setting": st, "kind": k}
+                              for st in ("rule", "append") for k in ("direct", "oblique")]),
+        "ymyl_decay": src([{**row, "metric": "lost_reach", "kind": "medication", "days": 60.0, "store": "300",
+                            "decay": "exponential", "rate": 0.01, "ymyl": y, "reach_k": 3}
+                           for y in ("off", "on", "on_lexicon")], [{"config": {"params": {"plot_store": 300}}}]),
+    }
+    text = takeaway(sources, ["a", "b"], recs=[])
+    assert text.startswith("Of 2 embedders, a separates answerable from unanswerable questions best "
+                           "(AUROC 0.810 [0.400, 0.600]) and b worst")
+    assert "Answerability v2 reaches AUROC 0.500 [0.400, 0.600] on world A's holdout" in text
+    assert "rule resolver leaves the stale value retrievable in 50.0% [40.0, 60.0]" in text
+    assert "After 60 quiet days in a store of 300" in text
+    assert text.count(". ") + 1 == 4
+    assert takeaway({"contradiction": sources["contradiction"]}, ["a"], recs=[]).startswith("After a direct")
+    assert takeaway({}, ["a"], recs=[]) == ""

@@ -30,10 +30,12 @@ from widemem_bench.provenance import REPO_ROOT, git_info
 from widemem_bench.reports import plots
 from widemem_bench.reports.markdown import fmt, md_table
 
-# Markdown written by other tools into reports/. A fragment named after an experiment
-# (locomo.md, perf.md, ...) is left out when that experiment's section is in the report.
-FRAGMENTS = ("calibration.md", "embedders.md", "contradiction.md", "ymyl_decay.md",
-             "frustration.md", "locomo.md", "peer.md", "perf.md")
+# Markdown written by other tools into reports/, linked from README.md ("More reports"). A
+# fragment named after an experiment (locomo.md, perf.md, ...) is linked from that
+# experiment's section instead when the section is in the report.
+FRAGMENTS = ("calibration.md", "transfer.md", "resolver_transfer.md", "reliability.md", "embedders.md",
+             "embedders_extended.md", "contradiction.md", "ymyl_decay.md", "frustration.md", "locomo.md",
+             "peer.md", "perf.md")
 
 
 def _code_dirty(dirty: bool | None) -> bool | None:
@@ -322,6 +324,58 @@ def _demote(md: str) -> str:
     return re.sub(r"^(#+)", lambda m: "#" + m.group(1), md, flags=re.M)
 
 
+# Sections whose reports/<name>.md another tool writes (`make perf`): linked, never overwritten.
+TOOL_FRAGMENTS = ("perf",)
+_IMAGE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\)\s*$")
+
+
+def _first_paragraph(body: str) -> str:
+    """The first block of prose (no heading, table, fence, image or command line)."""
+    fenced = False
+    para: list[str] = []
+    for line in body.splitlines():
+        st = line.strip()
+        if st.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        prose = bool(st) and not st.startswith(("#", "|", "![", "<!--", "Command:", "**", "†"))
+        if prose:
+            para.append(st)
+        elif para:
+            break
+    return " ".join(para)
+
+
+def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bool = True) -> str:
+    """Write the whole section to reports/<name>.md; return its short form for README.md:
+    heading, command, first paragraph, figures and the link to the fragment."""
+    head_line, _, rest = md.strip().partition("\n")
+    if not head_line.startswith("#"):
+        head_line, rest = f"## {name}", md
+    fence = _fence(command) if command else ""
+    frag = out_dir / f"{name}.md"
+    if owned:
+        own_fence = fence if command and command not in rest else ""
+        parts = [head_line.replace("## ", "# ", 1), "", *([own_fence, ""] if own_fence else []), rest.strip()]
+        frag.write_text("\n".join(parts).strip() + "\n")
+    figs = [ln.strip() for ln in rest.splitlines() if _IMAGE.match(ln.strip())]
+    para = _first_paragraph(rest)
+    out = [head_line, "", *([fence, ""] if fence else []), *([para, ""] if para else []),
+           *figs, *([""] if figs else [])]
+    if frag.is_file():
+        out.append(f"Tables and details: [{name}.md]({name}.md).")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _fragment_title(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return path.stem
+
+
 def write_report(
     out_dir: Path,
     sources: Mapping[str, Source],
@@ -330,8 +384,16 @@ def write_report(
     extra_sections: Sequence[tuple[str, Any]] = (),
     wall_seconds: float | None = None,
     fragments: Sequence[str] = FRAGMENTS,
+    calibration_dir: str | Path | None = None,
 ) -> Path:
-    """Write `out_dir/README.md` and `out_dir/figures/*.png`; returns the README path."""
+    """Write `out_dir/README.md`, `out_dir/<experiment>.md` (each section in full) and
+    `out_dir/figures/*.png`; returns the README path.
+
+    README.md opens with the takeaway and the thresholds to ship (`reports.summary`), then
+    one short block per experiment (first paragraph, figures, link to its fragment).
+    """
+    from widemem_bench.reports import summary
+
     out_dir = Path(out_dir)
     figures = out_dir / "figures"
     figures.mkdir(parents=True, exist_ok=True)
@@ -346,21 +408,36 @@ def write_report(
         f"({m['nproc']} cores), Python {m['python']}"
         + (f"; the bench took {wall_seconds / 60:.1f} min." if wall_seconds else "."),
         "",
-        "Every table and figure below comes from the run records (`record.json`, "
-        "`per_query.parquet` and the named tables) under `outputs/<experiment>/multiruns/`; "
-        "each section gives the command that produced them. `python -m widemem_bench.aggregate "
+    ]
+    recs = summary.recommendations(sources, embedders, calibration_dir)
+    take = summary.takeaway(sources, embedders, recs)
+    if take:
+        head += ["## Takeaway", "", take, ""]
+    rec_md = summary.recommendation_table(recs)
+    if rec_md:
+        head.append(rec_md)
+    if "calibrate" in sources:
+        # its table (holdout precision per model) repeats the one above: only in calibrate.md
+        md = section_calibrate(sources["calibrate"])
+        if md:
+            _summarise("calibrate", md, out_dir, sources["calibrate"].command)
+            head += ["Holdout precision of the calibrate runs, per model: [calibrate.md](calibrate.md).", ""]
+    head += [
+        "Every table and figure comes from the run records (`record.json`, `per_query.parquet` and the named "
+        "tables) under `outputs/<experiment>/multiruns/`; each section gives the command that produced them and "
+        "links its full tables (`reports/<experiment>.md`). `python -m widemem_bench.aggregate "
         "outputs/<experiment>/multiruns` gathers a sweep into one `results.parquet`.",
         "",
     ]
     body: list[str] = []
     if "compare_embedders" in sources:
         body.append(section_embedders(sources["compare_embedders"], figures, embedders))
-    if "calibrate" in sources:
-        body.append(section_calibrate(sources["calibrate"]))
     if "sweep_thresholds" in sources:
         body.append(section_thresholds(sources["sweep_thresholds"], figures, {}))
     if "sweep_decay" in sources:
-        body.append(section_decay(sources["sweep_decay"], figures))
+        md = section_decay(sources["sweep_decay"], figures)
+        if md:
+            body.append(_summarise("sweep_decay", md, out_dir, sources["sweep_decay"].command))
     if "sweep_weights" in sources:
         body.append(section_weights(sources["sweep_weights"], figures))
     written: set[str] = set()
@@ -373,19 +450,16 @@ def write_report(
         except Exception as exc:  # one broken section must not lose the whole report
             md = f"_section {name} failed: {type(exc).__name__}: {exc}_"
         if md:
-            # The command goes right under the section's own heading.
-            head_line, sep, rest = md.partition("\n")
-            if not head_line.startswith("#"):
-                head_line, rest = f"## {name}", md
-            body.append(f"<!-- section: {name} -->\n{head_line}\n\n{_fence(src.command)}\n{sep}{rest}\n")
+            short = _summarise(name, md, out_dir, src.command, owned=name not in TOOL_FRAGMENTS)
+            body.append(f"<!-- section: {name} -->\n{short}")
             written.add(name)
-    frag = []
+    links = []
     for f in fragments:
         p = out_dir / f
         if p.is_file() and Path(f).stem not in written:
-            frag.append(f"<!-- fragment: {f} -->\n" + _demote(p.read_text()).strip() + "\n")
-    if frag:
-        body.append("## Fragments from other tools\n\n" + "\n".join(frag))
+            links.append(f"- [{f}]({f}): {_fragment_title(p)}")
+    if links:
+        body.append("## More reports\n\n" + "\n".join(links) + "\n")
     path = out_dir / "README.md"
     path.write_text("\n".join(head + [b for b in body if b]).rstrip() + "\n")
     return path

@@ -107,7 +107,7 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str
         "slot, retires them when they are among the 5 candidates.",
         "",
         "Limits of the `rule` resolver (engine/resolvers.py `parse_slot`): English regexes over the "
-        "subject-stripped fact forms; its attribute patterns were extended in this issue to every "
+        "subject-stripped fact forms; its attribute patterns cover every "
         "changeable slot of the timelines (drink, exercise, doctor, bank, insurance, medication per "
         "condition, whole diet phrases), so its direct-contradiction figures hold for these fact forms "
         "only. It never reads negations (\"no longer vegan\"), allergies or conditions (several hold at "

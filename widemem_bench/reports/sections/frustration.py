@@ -23,6 +23,12 @@ from widemem_bench.reports.sections._common import latest_run, metric_value, pub
 TIMING_PREFIXES = ("search_ms_", "candidates_")
 
 
+# How the figures name the agent's actions and the retrieval modes.
+ACTION_LABELS = {"reassure": "reassure", "recover_and_pin": "recover and pin",
+                 "apologize_and_ask": "apologise and ask", "none": "no action"}
+ACTION_HATCHES = ("", "//", "..", "xx")
+
+
 def _figures(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.DataFrame,
              out_dir: Path) -> tuple[Path, Path]:
     """frustration.png (actions, rephrase threshold) and auto_mode.png into `out_dir`."""
@@ -31,20 +37,33 @@ def _figures(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.Dat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    from widemem_bench.reports.plots import series_style
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     s = spoken[spoken["resolver"] == spoken["resolver"].iloc[0]]
     conf = pd.crosstab(s["gold_action"], s["action"]).reindex(columns=list(ACTIONS), fill_value=0)
-    conf.plot.bar(ax=axes[0], stacked=True, rot=0, fontsize=7)
-    axes[0].set_title("action picked (stacked) per gold action", fontsize=9)
-    axes[0].set_xlabel("")
-    axes[0].legend(fontsize=7)
+    bottom = np.zeros(len(conf))
+    x = np.arange(len(conf))
+    # stacked bars: colour *and* hatch per action, so no two differ by colour alone
+    for i, action in enumerate(conf.columns):
+        vals = conf[action].to_numpy(float)
+        axes[0].bar(x, vals, bottom=bottom, color=series_style(i)["color"], hatch=ACTION_HATCHES[i % 4],
+                    edgecolor="white", label=ACTION_LABELS.get(str(action), str(action)))
+        bottom += vals
+    axes[0].set_xticks(x, [ACTION_LABELS.get(str(g), str(g)) for g in conf.index], fontsize=8)
+    axes[0].set_xlabel("action the message calls for (gold)")
+    axes[0].set_ylabel("messages (count)")
+    axes[0].set_title("action picked per gold action", fontsize=9)
+    axes[0].legend(title="action picked", fontsize=7, title_fontsize=7)
     ev = quiet[quiet["split"] != "train"]
     grid = np.linspace(0.3, 1.0, 36)
     pr = [precision_recall(ev["prior_similarity"] >= g, ev["quiet_frustration"]) for g in grid]
-    axes[1].plot(grid, [x[0] for x in pr], label="precision")
-    axes[1].plot(grid, [x[1] for x in pr], label="recall")
+    for i, (name, curve) in enumerate((("precision", [p[0] for p in pr]), ("recall", [p[1] for p in pr]))):
+        axes[1].plot(grid, 100 * np.asarray(curve, float), label=name, markevery=5, ms=4, **series_style(i))
     axes[1].axvline(thr, color="grey", lw=0.8, ls="--", label=f"fitted on train: {thr:.2f}")
     axes[1].set_xlabel("rephrase threshold (cosine to an earlier query of the session)")
+    axes[1].set_ylabel("precision, recall of the flag (%)")
+    axes[1].set_ylim(-3, 103)
     axes[1].set_title("quiet frustration, validation + holdout users", fontsize=9)
     axes[1].legend(fontsize=7)
     fig.tight_layout()
@@ -52,22 +71,30 @@ def _figures(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.Dat
     fig.savefig(p1, dpi=110)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    conf = pd.crosstab(auto["gold_mode"], auto["auto_mode"]).reindex(
-        index=["fast", "balanced", "deep"], columns=["fast", "balanced", "deep"], fill_value=0)
-    axes[0].imshow(conf.to_numpy(), cmap="Blues")
-    for (i, j), v in np.ndenumerate(conf.to_numpy()):
-        axes[0].text(j, i, str(v), ha="center", va="center", fontsize=8)
-    axes[0].set_xticks(range(3), conf.columns)
-    axes[0].set_yticks(range(3), conf.index)
-    axes[0].set_xlabel("auto")
-    axes[0].set_ylabel("gold")
-    axes[0].set_title("auto mode vs the timeline's labels", fontsize=9)
-    means = [auto["fetch_k_balanced"].mean(), auto["fetch_k_auto"].mean(),
-             auto["cand_balanced"].mean(), auto["cand_auto"].mean()]
-    axes[1].bar(["fetch_k\nbalanced", "fetch_k\nauto", "scored\nbalanced", "scored\nauto"], means,
-                color=["C0", "C1", "C0", "C1"])
-    axes[1].set_title("candidates per query (scored = present in the user's store)", fontsize=9)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    modes = ["fast", "balanced", "deep"]
+    conf = pd.crosstab(auto["gold_mode"], auto["auto_mode"]).reindex(index=modes, columns=modes, fill_value=0)
+    cells = conf.to_numpy()
+    axes[0].imshow(cells, cmap="Blues")
+    for (i, j), v in np.ndenumerate(cells):
+        dark = cells.max() > 0 and v > 0.6 * cells.max()
+        axes[0].text(j, i, str(v), ha="center", va="center", fontsize=9, color="white" if dark else "black")
+    axes[0].set_xticks(range(3), modes)
+    axes[0].set_yticks(range(3), modes)
+    axes[0].set_xlabel("mode picked by auto")
+    axes[0].set_ylabel("mode the timeline labels")
+    axes[0].set_title("auto mode vs the timeline's labels (queries)", fontsize=9)
+    groups = ["memories fetched\n(fetch_k)", "memories scored\n(in the user's store)"]
+    width = 0.38
+    for i, (mode, cols) in enumerate((("balanced", ("fetch_k_balanced", "cand_balanced")),
+                                      ("auto", ("fetch_k_auto", "cand_auto")))):
+        st = series_style(i)
+        axes[1].bar(np.arange(2) + (i - 0.5) * width, [auto[c].mean() for c in cols], width,
+                    color=st["color"], hatch=ACTION_HATCHES[i], edgecolor="white", label=f"{mode} mode")
+    axes[1].set_xticks(range(2), groups)
+    axes[1].set_ylabel("candidates per query (mean)")
+    axes[1].set_title("search cost: balanced vs auto", fontsize=9)
+    axes[1].legend(fontsize=8)
     fig.tight_layout()
     p2 = out_dir / "auto_mode.png"
     fig.savefig(p2, dpi=110)

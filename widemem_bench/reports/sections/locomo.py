@@ -4,6 +4,7 @@ figures and a short reading, rendered from the run tables; the experiment only c
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,27 @@ def _fmt_ci(v: float, lo: float, hi: float, pct: bool = False) -> str:
     return fmt(v, lo, hi, percent=pct)
 
 
+# How the figures name the confidence signals (METHOD_NOTES has the long form).
+METHOD_LABELS = {"top1_cosine": "top-1 cosine", "margin": "top-1 minus top-2 cosine",
+                 "answerability": "answerability scorer", "speaker_top1": "top-1 cosine, named speaker",
+                 "speaker_top1_bare": "top-1 cosine, named speaker, bare text",
+                 "speaker_contrast": "speaker contrast", "ownership": "evidence ownership",
+                 "ownership_cv": "evidence ownership, cross-validated",
+                 "ownership_lr": "ownership model (logistic regression)"}
+
+
+def _label(name: str) -> str:
+    return METHOD_LABELS.get(name, name.replace("_", " "))
+
+
 def _plots(tables: dict[str, pd.DataFrame], fig_dir: Path) -> dict[str, Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import PercentFormatter
+
+    from widemem_bench.reports.plots import BAND_COLOURS, BAND_HATCHES, embedder_style, series_style
 
     fig_dir.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
@@ -36,11 +53,14 @@ def _plots(tables: dict[str, pd.DataFrame], fig_dir: Path) -> dict[str, Path]:
         width = 0.8 / max(len(groups), 1)
         for j, (emb, search) in enumerate(groups):
             sub = ret[(ret["embedder"] == emb) & (ret["search"] == search)].set_index("category")
-            ax.bar(np.arange(len(cats)) + j * width, [sub.loc[c, "hit@10"] for c in cats], width, label=labels[j])
+            ax.bar(np.arange(len(cats)) + j * width, [sub.loc[c, "hit@10"] for c in cats], width, label=labels[j],
+                   color=series_style(j % 8)["color"], hatch=("", "//", "..", "xx")[j % 4], edgecolor="white")
         ax.set_xticks(np.arange(len(cats)) + width * (len(groups) - 1) / 2)
         ax.set_xticklabels([f"{c} {CATEGORY_NAMES[c]}" for c in cats])
-        ax.set_ylabel("evidence hit@10")
+        ax.set_ylabel("evidence turn in the top 10")
+        ax.set_xlabel("LoCoMo question category")
         ax.set_ylim(0, 1)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_title("LoCoMo: evidence turn in the top 10, per category")
         fig.tight_layout()
@@ -57,11 +77,14 @@ def _plots(tables: dict[str, pd.DataFrame], fig_dir: Path) -> dict[str, Path]:
             sub = au[au["embedder"] == emb].set_index("method").reindex(methods)
             ypos = np.arange(len(methods))[::-1] + 0.35 - (j + 0.5) * step
             err = np.vstack([sub["auroc"] - sub["auroc_lo"], sub["auroc_hi"] - sub["auroc"]])
-            ax.errorbar(sub["auroc"], ypos, xerr=err, fmt="o", ms=4, capsize=2, label=emb)
-        ax.axvline(0.5, color="grey", lw=0.8, ls=":")
+            st = embedder_style(emb, embs)
+            ax.errorbar(sub["auroc"], ypos, xerr=err, fmt=st["marker"], color=st["color"], ms=5, capsize=2,
+                        label=emb)
+        ax.axvline(0.5, color="grey", lw=0.8, ls=":", label="chance 0.5")
         ax.axvline(0.75, color="tab:green", lw=0.8, ls="--", label="target 0.75")
         ax.set_yticks(np.arange(len(methods))[::-1])
-        ax.set_yticklabels(methods, fontsize=8)
+        ax.set_yticklabels([_label(m) for m in methods], fontsize=8)
+        ax.set_ylabel("confidence signal")
         ax.set_xlabel("AUROC, answerable (1-4) vs adversarial (5); 95% conversation bootstrap")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.tight_layout()
@@ -73,20 +96,23 @@ def _plots(tables: dict[str, pd.DataFrame], fig_dir: Path) -> dict[str, Path]:
         # One embedder (the first, the headline one) keeps the figure readable.
         bands = bands[bands["embedder"] == bands["embedder"].iloc[0]]
         combos = bands[["embedder", "setting", "score"]].drop_duplicates().to_numpy()
-        fig, axes = plt.subplots(len(combos), 1, figsize=(7, 1.7 * len(combos) + 0.6), squeeze=False)
-        colours = {"none": "#bbbbbb", "low": "#f2c14e", "moderate": "#f78154", "high": "#4d9078"}
+        fig, axes = plt.subplots(len(combos), 1, figsize=(8, 1.9 * len(combos) + 0.8), squeeze=False)
+        colours = BAND_COLOURS  # the same band colours as band_shares.png
         for ax, (emb, setting, score) in zip(axes[:, 0], combos, strict=True):
             sub = bands[(bands["embedder"] == emb) & (bands["setting"] == setting) & (bands["score"] == score)]
             left = np.zeros(len(sub))
             for name in ("none", "low", "moderate", "high"):
-                ax.barh(sub["category_name"], sub[name], left=left, color=colours[name], label=name)
+                ax.barh(sub["category_name"], sub[name], left=left, color=colours[name], label=name,
+                        hatch=BAND_HATCHES[name], edgecolor="white")
                 left += sub[name].to_numpy()
             ax.set_xlim(0, 1)
-            ax.set_title(f"{emb}: {setting} on {score}", fontsize=8)
+            ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+            ax.set_title(textwrap.fill(f"{emb}: {setting} thresholds on {_label(str(score))}", 95), fontsize=8)
             ax.tick_params(labelsize=7)
+        axes[-1, 0].set_xlabel("share of the category's questions in each confidence band")
         handles, names = axes[0, 0].get_legend_handles_labels()
         fig.legend(handles, names, fontsize=7, ncol=4, loc="upper center")
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (1.7 * len(combos) + 0.6)))
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (1.9 * len(combos) + 0.8)))
         out["bands"] = fig_dir / "locomo_bands.png"
         fig.savefig(out["bands"], dpi=120)
         plt.close(fig)

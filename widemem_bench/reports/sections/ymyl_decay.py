@@ -20,15 +20,25 @@ from widemem_bench.reports.sections._common import latest_run, metric_value, pub
 FIGURE = "ymyl_decay.png"
 
 
-# Curves on the plot: (slice, YMYL settings drawn).
-_PLOT_LINES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("medication", YMYL_SETTINGS),
-    ("trivial", ("off", "on", "on_lexicon")),
-    ("critical", ("off", "on_lexicon", "on_gold")),
-    ("core", ("off", "on_lexicon")),
+# Panels of the plot: (row title, [(slice, YMYL settings drawn)]); at most 8 series a panel.
+_PLOT_ROWS: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
+    ("medication facts", (("medication", YMYL_SETTINGS),)),
+    ("other facts", (("trivial", ("off", "on", "on_lexicon")),
+                     ("critical", ("off", "on_lexicon", "on_gold")),
+                     ("core", ("off", "on_lexicon")))),
 )
-_STYLES = {"off": "-", "on": "--", "on_lexicon": "-.", "on_gold": ":"}
-_COLORS = {"medication": "C3", "critical": "C1", "core": "C0", "context": "C2", "trivial": "C7"}
+# Colour = which facts (slice), line style and marker = the YMYL setting: the same in every panel.
+_SLICE_SLOT = {"medication": 1, "trivial": 6, "critical": 4, "core": 0, "context": 2}
+_YMYL_LABELS = {"off": "YMYL off", "on": "widemem's YMYL regex", "on_lexicon": "YMYL lexicon",
+                "on_gold": "YMYL from the labels"}
+
+
+def _style(sl: str, ymyl: str) -> dict[str, Any]:
+    from widemem_bench.reports.plots import series_style
+
+    line = series_style(list(YMYL_SETTINGS).index(ymyl) if ymyl in YMYL_SETTINGS else 0)
+    return {"color": series_style(_SLICE_SLOT.get(sl, 7))["color"], "ls": line["ls"], "marker": line["marker"],
+            "ms": 4}
 
 
 def _plot(table: pd.DataFrame, path: Path, decay: str, rate: float, reach_k: int, store: str) -> Path:
@@ -36,37 +46,48 @@ def _plot(table: pd.DataFrame, path: Path, decay: str, rate: float, reach_k: int
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import PercentFormatter
 
     t = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == store)]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
-    panels = ((axes[0], "in_reach", f"in the top {reach_k}"), (axes[1], "top1", "at top 1"),
-              (axes[2], "lost_reach", f"lost: out of the top {reach_k}, of those in it at 1 day"))
-    for ax, metric, title in panels:
-        for sl, settings in _PLOT_LINES:
-            if metric == "lost_reach" and sl not in ("medication", "trivial"):
-                continue
-            for ymyl in settings:
-                s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].sort_values("days")
-                if s.empty or metric not in s:
+    fig, axes = plt.subplots(2, 3, figsize=(15.5, 7.6), sharex=True)
+    metrics = (("in_reach", f"in the top {reach_k}"), ("top1", "at top 1"),
+               ("lost_reach", f"lost: out of the top {reach_k}, of those in it at 1 day"))
+    for r, (row_title, lines) in enumerate(_PLOT_ROWS):
+        for c, (metric, title) in enumerate(metrics):
+            ax = axes[r][c]
+            for sl, settings in lines:
+                if metric == "lost_reach" and sl not in ("medication", "trivial"):
                     continue
-                ax.plot(s["days"], s[metric], _STYLES[ymyl], color=_COLORS[sl], label=f"{sl}, YMYL {ymyl}")
-                if metric == "lost_reach" and sl == "medication" and ymyl in ("off", "on_lexicon"):
-                    ax.fill_between(s["days"], s[f"{metric}_lo"], s[f"{metric}_hi"], color=_COLORS[sl],
-                                    alpha=0.12 if ymyl == "off" else 0.25, lw=0)
-        ax.axvline(60, color="grey", lw=0.8)
-        ax.text(60, 1.0, " 60 d", color="grey", fontsize=8, va="top", transform=ax.get_xaxis_transform())
-        ax.set_xscale("log")
-        ax.set_xlabel("days since the fact was last mentioned")
-        ax.set_title(title, fontsize=9)
-        # Below 0 so that a flat 0% line (an immune fact is never lost) stays visible.
-        ax.set_ylim(-0.03, 1.02)
-    axes[0].set_ylabel("share of facts")
-    axes[1].legend(fontsize=6, ncol=2, loc="lower left")
-    axes[2].legend(fontsize=6, loc="upper left")
+                for ymyl in settings:
+                    s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].sort_values("days")
+                    if s.empty or metric not in s:
+                        continue
+                    st = _style(sl, ymyl)
+                    ax.plot(s["days"], s[metric], label=f"{sl}, {_YMYL_LABELS.get(ymyl, ymyl)}", **st)
+                    if f"{metric}_lo" in s and ymyl in ("off", "on_lexicon") and metric == "lost_reach":
+                        ax.fill_between(s["days"], s[f"{metric}_lo"], s[f"{metric}_hi"], color=st["color"],
+                                        alpha=0.12 if ymyl == "off" else 0.25, lw=0)
+            ax.axvline(60, color="grey", lw=0.8)
+            ax.text(60, 1.0, " 60 d", color="grey", fontsize=8, va="top", transform=ax.get_xaxis_transform())
+            ax.set_xscale("log")
+            days = sorted(set(t["days"]))
+            ax.set_xticks(days, [f"{d:g}" for d in days])
+            ax.minorticks_off()
+            if r == len(_PLOT_ROWS) - 1:
+                ax.set_xlabel("days since the fact was last mentioned (log scale)")
+            ax.set_title(f"{row_title}: {title}", fontsize=9)
+            # Below 0 so that a flat 0% line (an immune fact is never lost) stays visible.
+            ax.set_ylim(-0.03, 1.03)
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+            if c == 0:
+                ax.set_ylabel("share of facts")
+        # the top-1 panel draws every series of its row; its legend goes right of the row
+        handles, labels = axes[r][1].get_legend_handles_labels()
+        axes[r][2].legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(f"Decay survival, {decay} rate {rate:g}, store of {store} memories per user "
                  "(right: shaded = 95% cluster-bootstrap interval)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
