@@ -56,7 +56,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     from widemem_bench import calibrate as cli
 
     opts = cli.Options(dataset=str((cfg.get("dataset") or {}).get("name") or "timelines"),
-                       targets={k: float(v) for k, v in (p.get("targets") or {}).items()},
+                       targets={k: float(v) for k, v in (p.get("targets") or {}).items() if v is not None},
                        none_answerable=None if p.get("none_answerable") is None else float(p["none_answerable"]),
                        low_cap={k: float(v) for k, v in (p.get("low_cap") or {}).items()},
                        delta=float(p.get("delta", 0.1)), method=str(p.get("method", "cluster")),
