@@ -194,7 +194,7 @@ def test_bad_labels_files_give_one_line_and_write_nothing(tmp_path, capsys, name
 def test_committed_calibration_files(name: str) -> None:
     assert name in available_calibrations(), f"no committed calibration for {name}; run make calibrate"
     c = load_calibration(name)
-    assert c.embedder == name and c.dataset["version"] == "v1-n300-s0" and len(c.dataset["sha256"]) == 64
+    assert c.embedder == name and c.dataset["version"] == f"v{GENERATOR_VERSION}-n300-s0" and len(c.dataset["sha256"]) == 64
     assert c.env == env_lines(c.thresholds)
     high, moderate, low = c.thresholds
     assert 0 < low < moderate < high < 1  # NONE is reachable: LOW above 0
