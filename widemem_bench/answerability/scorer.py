@@ -13,6 +13,7 @@ from typing import Any
 
 from widemem_bench.answerability.features import query_features
 from widemem_bench.answerability.model import AnswerabilityModel
+from widemem_bench.engine.confidence import confidence_from_similarity
 
 
 @dataclass(frozen=True)
@@ -27,14 +28,8 @@ class Scorer:
         return self.model.prob_one(query_features(query, contents, cosines))
 
     def band(self, probability: float) -> str:
-        high, moderate, low = self.cutoffs
-        if probability >= high:
-            return "high"
-        if probability >= moderate:
-            return "moderate"
-        if probability >= low:
-            return "low"
-        return "none"
+        # the same rule as a cosine against widemem's thresholds, on the probability scale
+        return str(confidence_from_similarity(probability, self.cutoffs))
 
 
 _SCORERS: dict[str, Scorer] = {}

@@ -28,6 +28,7 @@ from widemem_bench.answerability.features_v2 import (
     query_features_v2,
 )
 from widemem_bench.answerability.model import AnswerabilityModel
+from widemem_bench.engine.confidence import confidence_from_similarity
 
 FILES_DIR = Path(__file__).resolve().parent / "files"
 FORMAT_VERSION = 2
@@ -50,14 +51,8 @@ class ScorerV2:
         return self.model.prob_one(self.features(query, contents, cosines, encode))
 
     def band(self, probability: float) -> str:
-        high, moderate, low = self.cutoffs
-        if probability >= high:
-            return "high"
-        if probability >= moderate:
-            return "moderate"
-        if probability >= low:
-            return "low"
-        return "none"
+        # the same rule as a cosine against widemem's thresholds, on the probability scale
+        return str(confidence_from_similarity(probability, self.cutoffs))
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT_VERSION, "embedder": self.embedder, "model": self.model.to_dict(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -62,3 +63,19 @@ def clean(text: Any) -> str:
 def ts(x: Any) -> dt.datetime | None:
     """A pandas / numpy timestamp as a naive datetime (None for missing)."""
     return None if x is None or pd.isna(x) else pd.Timestamp(x).to_pydatetime()
+
+
+@dataclass(frozen=True)
+class GoldFact:
+    """One gold fact of a timeline: whose, which attribute, its value and validity span."""
+
+    subject: str
+    attribute: str
+    value: str
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+    oblique: bool
+    fact_id: str = ""
+
+    def valid_at(self, t: dt.datetime) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)

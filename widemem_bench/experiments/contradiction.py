@@ -24,14 +24,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import EngineConfig, MemoryEngine
-from widemem_bench.evaluation.replay import MemoEmbedder, clean, pick_users, ts
+from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, pick_users, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
 from widemem_bench.harness.keys import REPLAY
@@ -47,22 +46,9 @@ def slot_label(subject: Any, attribute: Any) -> str:
 
 
 # ---------------------------------------------------------------- gold lookups
-@dataclass(frozen=True)
-class _GoldFact:
-    subject: str
-    attribute: str
-    value: str
-    valid_from: dt.datetime
-    valid_to: dt.datetime | None
-    oblique: bool
-
-    def valid_at(self, t: dt.datetime) -> bool:
-        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
-
-
-def gold_by_content(events: pd.DataFrame) -> dict[tuple[str, str], list[_GoldFact]]:
+def gold_by_content(events: pd.DataFrame) -> dict[tuple[str, str], list[GoldFact]]:
     """(user, stored content) -> the gold facts stated with that content."""
-    out: dict[tuple[str, str], list[_GoldFact]] = {}
+    out: dict[tuple[str, str], list[GoldFact]] = {}
     for r in events.itertuples(index=False):
         if r.fact_stripped is None or r.subject is None or r.attribute is None:
             continue
@@ -70,12 +56,12 @@ def gold_by_content(events: pd.DataFrame) -> dict[tuple[str, str], list[_GoldFac
         if vf is None:
             continue
         out.setdefault((str(r.user_id), clean(r.fact_stripped)), []).append(
-            _GoldFact(str(r.subject), str(r.attribute), str(r.value), vf, ts(r.valid_to), bool(r.oblique))
+            GoldFact(str(r.subject), str(r.attribute), str(r.value), vf, ts(r.valid_to), bool(r.oblique))
         )
     return out
 
 
-def _classify(facts: list[_GoldFact], slot: tuple[str, str], t: dt.datetime) -> str | None:
+def _classify(facts: list[GoldFact], slot: tuple[str, str], t: dt.datetime) -> str | None:
     """"current", "stale_direct", "stale_oblique" or None (another slot) for one memory content."""
     mine = [f for f in facts if (f.subject, f.attribute) == slot]
     if not mine:
@@ -111,7 +97,7 @@ def replay(
     users: Sequence[str],
     *,
     k: int = 5,
-    gold: dict[tuple[str, str], list[_GoldFact]] | None = None,
+    gold: dict[tuple[str, str], list[GoldFact]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(probes, updates, facts ingested) for one engine setting over ``users``.
 
@@ -158,7 +144,7 @@ def replay(
 
 
 def _probe_row(engine: MemoryEngine, q: Any, uid: str, t_q: dt.datetime,
-               gold: dict[tuple[str, str], list[_GoldFact]], erows: list[Any], k: int) -> dict[str, Any]:
+               gold: dict[tuple[str, str], list[GoldFact]], erows: list[Any], k: int) -> dict[str, Any]:
     slot = (str(q.subject), str(q.attribute))
     res = engine.search(str(q.text), uid, now=t_q)
     best = {"current": math.inf, "stale_direct": math.inf, "stale_oblique": math.inf}
@@ -182,7 +168,7 @@ def _probe_row(engine: MemoryEngine, q: Any, uid: str, t_q: dt.datetime,
 
 
 def _update_rows(engine: MemoryEngine, uid: str, memory_ids: Sequence[str],
-                 gold: dict[tuple[str, str], list[_GoldFact]]) -> list[dict[str, Any]]:
+                 gold: dict[tuple[str, str], list[GoldFact]]) -> list[dict[str, Any]]:
     """Every UPDATE / DELETE of the user's memories, judged against the gold slots."""
     rows = []
     entries = sorted((h for mid in memory_ids for h in engine.history(mid)), key=lambda h: h.at)

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
 from widemem_bench.metrics.bootstrap import bootstrap_ci
@@ -63,57 +63,15 @@ def rate_with_ci(hits: Any, den: Any, groups: Any, n_boot: int, seed: int) -> tu
                         n_boot=n_boot, seed=seed)
 
 
-# ---------------------------------------------------------------- embeddings
-class BatchedEmbedder:
-    """Serves passage vectors encoded once in one batch (same vectors, numpy speed per fact)."""
-
-    def __init__(self, base: Any, texts: Iterable[str]) -> None:
-        self.base = base
-        self.name = base.name
-        self.model_id = base.model_id
-        self.dim = int(base.dim)
-        self.fingerprint = getattr(base, "fingerprint", "?")
-        uniq = sorted({_clean(t) for t in texts if t is not None and str(t).strip()})
-        vecs = np.asarray(base.encode(uniq, kind="passage"), dtype=np.float32) if uniq else np.zeros((0, self.dim))
-        self._rows = dict(zip(uniq, vecs, strict=True))
-
-    def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        if kind != "passage" or any(_clean(t) not in self._rows for t in texts):
-            return np.asarray(self.base.encode(list(texts), kind=kind), dtype=np.float32)
-        return np.stack([self._rows[_clean(t)] for t in texts]) if texts else np.zeros((0, self.dim))
-
-
 # ---------------------------------------------------------------- gold
-def _clean(text: Any) -> str:
-    return " ".join(str(text).split())
-
-
-def _ts(x: Any) -> dt.datetime | None:
-    return None if x is None or pd.isna(x) else pd.Timestamp(x).to_pydatetime()
-
-
-@dataclass(frozen=True)
-class GoldFact:
-    fact_id: str
-    subject: str
-    attribute: str
-    value: str
-    valid_from: dt.datetime
-    valid_to: dt.datetime | None
-    oblique: bool
-
-    def valid_at(self, t: dt.datetime) -> bool:
-        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
-
-
 def gold_facts(events: pd.DataFrame) -> list[GoldFact]:
     out = []
     for r in events.itertuples(index=False):
-        vf = _ts(r.valid_from)
+        vf = ts(r.valid_from)
         if vf is None or r.subject is None or r.attribute is None:
             continue
-        out.append(GoldFact(str(r.fact_id), str(r.subject), str(r.attribute), str(r.value), vf,
-                            _ts(r.valid_to), bool(r.oblique)))
+        out.append(GoldFact(str(r.subject), str(r.attribute), str(r.value), vf,
+                            ts(r.valid_to), bool(r.oblique), fact_id=str(r.fact_id)))
     return out
 
 
@@ -133,7 +91,7 @@ def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[l
     by_content: dict[str, list[GoldFact]] = {}
     content_of: dict[str, str] = {}
     for r in ev.itertuples(index=False):
-        content_of[str(r.fact_id)] = _clean(r.fact_stripped)
+        content_of[str(r.fact_id)] = clean(r.fact_stripped)
     for f in facts:
         by_content.setdefault(content_of[f.fact_id], []).append(f)
     # Facts superseded at time t, with the statements that superseded them.
@@ -146,14 +104,14 @@ def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[l
     rows = list(ev.itertuples(index=False))
     i = 0
     while i < len(rows):
-        t = _ts(rows[i].at)
+        t = ts(rows[i].at)
         assert t is not None
         batch = []
-        while i < len(rows) and _ts(rows[i].at) == t:
+        while i < len(rows) and ts(rows[i].at) == t:
             batch.append(rows[i])
             i += 1
         for e in batch:
-            content = _clean(e.fact_stripped)
+            content = clean(e.fact_stripped)
             slot = (str(e.subject), str(e.attribute)) if e.subject and e.attribute else None
             importance = float(e.importance) if e.importance is not None and not pd.isna(e.importance) else 5.0  # type: ignore[arg-type]
             done = engine.add_fact(content, uid, importance=importance, at=t, slot=slot)
@@ -162,10 +120,10 @@ def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[l
                 if action.kind not in ("UPDATE", "DELETE") or action.target_id is None:
                     continue
                 hist = [h for h in engine.history(action.target_id) if h.action == action.kind and h.at == t]
-                old_content = _clean(hist[-1].old_content or "") if hist else ""
+                old_content = clean(hist[-1].old_content or "") if hist else ""
                 updates.append({"user_id": uid, "action": action.kind, "old": old_content, "new": content,
                                 "at": t, "verdict": _verdict(by_content.get(old_content, []), new_gold, t)})
-        stored = {_clean(m.content) for m in engine.memories(uid)}
+        stored = {clean(m.content) for m in engine.memories(uid)}
         supersede_by = {(str(e.subject), str(e.attribute)): bool(e.oblique) for e in batch}
         for f in ends.get(t, []):
             key = (f.subject, f.attribute)
@@ -298,7 +256,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         all_users = sorted({u for v in split_users.values() for u in v})
         ev = events[events["user_id"].isin(all_users)]
         with ctx.timer(f"encode:{set_name}"):
-            emb = BatchedEmbedder(ctx.embedder(), ev["fact_stripped"].dropna())
+            emb = MemoEmbedder(ctx.embedder(), ev["fact_stripped"].dropna(), kinds=("passage",))
         for resolver in resolvers:
             with ctx.timer(f"replay:{set_name}:{resolver}"):
                 updates, sup, facts = replay(ev, all_users, emb, resolver, candidate_k)

@@ -25,6 +25,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from widemem_bench.peers._extras import installed
 from widemem_bench.peers.adapter import Recall
 
 MEM0_VERSION = "2.2.1"
@@ -39,12 +40,7 @@ ST_FOLDERS: dict[str, tuple[str, str, int]] = {
 
 def mem0_available() -> bool:
     """True when mem0ai 2.2.1 and qdrant-client are importable (the `mem0` extra)."""
-    if importlib.util.find_spec("mem0") is None or importlib.util.find_spec("qdrant_client") is None:
-        return False
-    try:
-        return importlib.metadata.version("mem0ai") == MEM0_VERSION
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return installed(("mem0", "qdrant_client"), "mem0ai", MEM0_VERSION)
 
 
 def model_folder(model: str) -> tuple[Path, int]:

