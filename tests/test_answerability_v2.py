@@ -6,6 +6,7 @@ Every text here is written for these tests (no generator, holdout or world-B phr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -210,6 +211,7 @@ def test_fit_refuses_world_b_and_bad_keys() -> None:
     with pytest.raises(ValueError, match="unknown key 'holdout'"):
         parse_args(["holdout=true"])
     assert parse_args(["embedder=a,b", "prototypes=true"]).embedders == ("a", "b")
+    assert parse_args(["out=/tmp/v2"]).out == Path("/tmp/v2") and parse_args([]).out is None
 
 
 def test_fit_searches_never_read_the_holdout() -> None:

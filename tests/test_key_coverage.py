@@ -35,6 +35,8 @@ from widemem_bench.harness.keys import HARNESS, check_key, covered, honoured, le
 from widemem_bench.harness.settings import engine_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+# hash-test's calibration and answerability v2 files (the package ships none for it).
+HASH_FILES = Path(__file__).resolve().parent / "fixtures" / "hash-test"
 # Small settings so each run takes seconds; they are keys like any other (and so read).
 TINY: dict[str, list[str]] = {
     "smoke": [],
@@ -53,8 +55,10 @@ TINY: dict[str, list[str]] = {
     "locomo": ["params.conversations=[conv-26]", "params.n_boot=10"],
     "peer": ["params.n_users=2"],
     "perf": [],
-    "transfer": ["params.n_boot=5"],
-    "resolver_transfer": ["params.n_users=2", "params.n_boot=5"],
+    "transfer": ["params.n_boot=5", f"params.calibration_dir={HASH_FILES / 'calibration'}",
+                 f"params.answerability_dir={HASH_FILES / 'answerability'}"],
+    # 10 users: the 4-user timeline has no validation user, and params.sets reports that split
+    "resolver_transfer": ["dataset.n_users=10", "params.n_users=2", "params.n_boot=5"],
 }
 # Minutes, not seconds (real LoCoMo data, widemem itself, timing stages): full tier only.
 SLOW = {"locomo", "peer", "perf", "transfer", "resolver_transfer"}

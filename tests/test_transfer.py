@@ -104,9 +104,6 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
 
 def test_hydra_run_names_its_n_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The experiment's markdown states the n_boot and seed that made its intervals."""
-    import contextlib
-    from types import SimpleNamespace
-
     from widemem_bench.experiments import transfer as T
 
     seen: dict[str, object] = {}
@@ -117,9 +114,46 @@ def test_hydra_run_names_its_n_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(T, "compute_transfer", fake_compute)
     monkeypatch.setattr(T, "_world_b", lambda paths: None)
-    ctx = SimpleNamespace(embedder=lambda: SimpleNamespace(name="hash-test"), timelines=lambda: None,
-                          timer=lambda name: contextlib.nullcontext(), output_dir=tmp_path, seed=3)
-    T.run({"params": {"n_boot": 7}}, ctx)  # type: ignore[arg-type]
+    T.run({"params": {"n_boot": 7, **HASH_DIRS}}, _ctx(tmp_path, seed=3))  # type: ignore[arg-type]
     md = (tmp_path / "transfer.md").read_text(encoding="utf-8")
     assert seen["n_boot"] == 7 and seen["seed"] == 3
-    assert "embedder=hash-test params.n_boot=7 seed=3" in md
+    assert f"embedder=hash-test params.n_boot=7 seed=3 params.calibration_dir={HASH_DIRS['calibration_dir']}" in md
+    # the methods come from the folders the params name (the package ships no hash-test files)
+    cal, v1, v2 = seen["methods"]  # type: ignore[misc]
+    assert cal.embedder == v2.embedder == "hash-test" and v1 is not None
+
+
+HASH_FILES = Path(__file__).resolve().parent / "fixtures" / "hash-test"
+HASH_DIRS = {"calibration_dir": str(HASH_FILES / "calibration"),
+             "answerability_dir": str(HASH_FILES / "answerability")}
+
+
+def _ctx(out: Path, seed: int = 0, data: bool = True) -> object:
+    import contextlib
+    from types import SimpleNamespace
+
+    def timelines() -> None:
+        assert data, "a data set was built before the files were checked"
+
+    return SimpleNamespace(embedder=lambda: SimpleNamespace(name="hash-test"), timelines=timelines,
+                           timer=lambda name: contextlib.nullcontext(), output_dir=out, seed=seed)
+
+
+@pytest.mark.parametrize(("params", "file", "command"), [
+    ({}, "widemem_bench/calibration/files/hash-test.json",
+     "python -m widemem_bench.calibrate embedder=hash-test write_package_files=true"),
+    ({"calibration_dir": "{tmp}"}, "{tmp}/hash-test.json",
+     "python -m widemem_bench.calibrate embedder=hash-test, then copy outputs/calibrate/hash-test/calibration.json"),
+    ({"calibration_dir": HASH_DIRS["calibration_dir"], "answerability_dir": "{tmp}"}, "{tmp}/hash-test.json",
+     "python -m widemem_bench.answerability.fit embedder=hash-test out={tmp}"),
+])
+def test_a_missing_file_stops_the_run_in_one_line(tmp_path: Path, params: dict, file: str,
+                                                  command: str) -> None:
+    """Before any data is built: one line naming the file looked for and the command making it."""
+    from widemem_bench.experiments import transfer as T
+
+    params = {k: v.format(tmp=tmp_path) for k, v in params.items()}
+    with pytest.raises(ValueError) as err:
+        T.run({"params": params}, _ctx(tmp_path, data=False))  # type: ignore[arg-type]
+    msg = str(err.value)
+    assert "\n" not in msg and file.format(tmp=tmp_path) in msg and command.format(tmp=tmp_path) in msg, msg

@@ -14,6 +14,7 @@ Usage::
 
     python -m widemem_bench.answerability.fit embedder=minilm-l6
     python -m widemem_bench.answerability.fit embedder=minilm-l6 prototypes=false install=false
+    python -m widemem_bench.answerability.fit embedder=hash-test out=/tmp/v2   # /tmp/v2/hash-test.json
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +53,7 @@ class FitOptions:
     delta: float = 0.1
     seed: int = 0
     install: bool = True
+    out: Path | None = None   # a folder for <embedder>.json instead of the committed files
     targets: dict[str, float] = field(default_factory=lambda: dict(TARGETS))
 
 
@@ -177,8 +180,11 @@ def parse_args(argv: Sequence[str]) -> FitOptions:
             setattr(opts, key, float(value))
         elif key == "seed":
             opts.seed = int(value)
+        elif key == "out":
+            opts.out = Path(value)
         else:
-            raise ValueError(f"unknown key {key!r} (embedder, dataset, prototypes, tau, c, delta, seed, install)")
+            raise ValueError(f"unknown key {key!r} (embedder, dataset, prototypes, tau, c, delta, seed, "
+                             "install, out)")
     return opts
 
 
@@ -197,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{name}] cut-offs {scorer.cutoffs}  {scorer.meta['figures']}")
         print("  coef " + ", ".join(f"{f}={c:+.2f}" for f, c in zip(FEATURES_V2, scorer.model.coef, strict=True)))
         if opts.install:
-            print(f"wrote {save_scorer_v2(scorer, scorer_path(name))}")
+            print(f"wrote {save_scorer_v2(scorer, scorer_path(name, opts.out))}")
     return 0
 
 

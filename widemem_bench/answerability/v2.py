@@ -98,8 +98,9 @@ def load_scorer_v2(embedder: str, directory: str | Path | None = None) -> Scorer
     key = str(p)
     if key not in _SCORERS:
         if not p.is_file():
+            out = "" if directory is None else f" out={directory}"
             raise ValueError(f"embedder: no answerability v2 file {p}; fit it with "
-                             f"python -m widemem_bench.answerability.fit embedder={embedder}")
+                             f"python -m widemem_bench.answerability.fit embedder={embedder}{out}")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

@@ -25,7 +25,9 @@ from widemem_bench.calibration.ltt import BANDS, ThresholdFit
 SCHEMA_VERSION = 2
 FILES_PACKAGE = "widemem_bench.calibration"
 FILES_DIR = "files"
-CREATE_COMMAND = "python -m widemem_bench.calibrate embedder={name}"
+# Only write_package_files=true writes the committed file; a plain run writes under outputs/.
+CREATE_COMMAND = "python -m widemem_bench.calibrate embedder={name} write_package_files=true"
+COPY_COMMAND = "python -m widemem_bench.calibrate embedder={name}, then copy outputs/calibrate/{name}/calibration.json there"
 ENV_NAMES = {
     "high": "WIDEMEM_CONFIDENCE_HIGH",
     "moderate": "WIDEMEM_CONFIDENCE_MODERATE",
@@ -288,7 +290,7 @@ def load_calibration(embedder_name: str, directory: str | Path | None = None) ->
     """The committed calibration of ``embedder_name``; a clear one-line error when there is none."""
     path = calibration_path(embedder_name, directory)
     if not path.is_file():
-        cmd = CREATE_COMMAND.format(name=embedder_name)
+        cmd = (CREATE_COMMAND if directory is None else COPY_COMMAND).format(name=embedder_name)
         raise CalibrationNotFoundError(
             f"no calibration file for embedder {embedder_name!r} (looked for {path}); create it with: {cmd}"
         )

@@ -187,9 +187,11 @@ def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     if not path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
         raise ValueError(f"params.sets: unknown data set {name!r}; known: {', '.join(known)}")
-    node = OmegaConf.merge({"paths": cfg.get("paths") or {}}, {"dataset": OmegaConf.load(path)})
+    # a plain copy: OmegaConf takes no dict subclass (the key-coverage test's read-tracking dict)
+    paths = dict((cfg.get("paths") or {}).items())
+    node = OmegaConf.merge({"paths": paths}, {"dataset": OmegaConf.load(path)})
     resolved: Any = OmegaConf.to_container(node, resolve=True)
-    return load_dataset(dict(resolved["dataset"]), cfg.get("paths") or {})
+    return load_dataset(dict(resolved["dataset"]), paths)
 
 
 def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users: Sequence[str],

@@ -118,17 +118,28 @@ def cell(score: np.ndarray, bands: np.ndarray, kinds: np.ndarray, groups: np.nda
     return row
 
 
-def compute_transfer(embedder: Any, *, world_a: Any, world_b: Any | None = None, locomo_path: Any = None,
-                     fixture_path: Any = None, n_boot: int = 1000, seed: int = 0,
-                     calibration_dir: Any = None) -> pd.DataFrame:
-    """The long transfer table: one row per (set, method)."""
+def load_methods(embedder_name: str, calibration_dir: Any = None,
+                 answerability_dir: Any = None) -> tuple[Any, Any, Any]:
+    """(calibration file, v1 scorer or None, v2 scorer) of one embedder, from world A's files.
+
+    A folder of None means the committed files (widemem_bench/calibration/files,
+    widemem_bench/answerability/files); a missing file is a one-line error naming it.
+    """
     from widemem_bench.answerability import scorer_from_calibration
     from widemem_bench.answerability.v2 import load_scorer_v2
     from widemem_bench.calibration import load_calibration
 
-    cal = load_calibration(embedder.name, calibration_dir)
+    cal = load_calibration(embedder_name, calibration_dir)
     v1 = scorer_from_calibration(cal) if cal.answerability else None
-    v2 = load_scorer_v2(embedder.name)
+    return cal, v1, load_scorer_v2(embedder_name, answerability_dir)
+
+
+def compute_transfer(embedder: Any, *, world_a: Any, world_b: Any | None = None, locomo_path: Any = None,
+                     fixture_path: Any = None, n_boot: int = 1000, seed: int = 0,
+                     methods: tuple[Any, Any, Any] | None = None) -> pd.DataFrame:
+    """The long transfer table: one row per (set, method); ``methods`` from `load_methods`
+    (default: the committed files of the embedder)."""
+    cal, v1, v2 = methods or load_methods(embedder.name)
     rows = []
     for s in _searches(embedder, world_a=world_a, world_b=world_b, locomo_path=locomo_path,
                        fixture_path=fixture_path):
@@ -226,14 +237,19 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     emb = ctx.embedder()
     n_boot = int(p.get("n_boot", 1000))
+    dirs = {k: p.get(k) for k in ("calibration_dir", "answerability_dir")}
+    # The files first: a missing one stops the run in one line before any data set is built.
+    methods = load_methods(emb.name, dirs["calibration_dir"], dirs["answerability_dir"])
     with ctx.timer("transfer"):
         table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(cfg.get("paths") or {}),
                                  locomo_path=p.get("locomo_path"), fixture_path=p.get("fixture_path"),
-                                 n_boot=n_boot, seed=ctx.seed)
+                                 n_boot=n_boot, seed=ctx.seed, methods=methods)
     md = ctx.output_dir / "transfer.md"
-    # The fragment names the settings its intervals depend on, whatever the overrides were.
+    # The fragment names the settings its figures depend on, whatever the overrides were.
+    files = "".join(f" params.{k}={v}" for k, v in dirs.items() if v is not None)
     md.write_text(transfer_markdown(table, command=f"python -m widemem_bench.run experiment=transfer "
-                                                   f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"),
+                                                   f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"
+                                                   f"{files}"),
                   encoding="utf-8")
     metrics = []
     for r in table.to_dict("records"):
