@@ -12,8 +12,9 @@ Three parts (each can be switched off in `params`):
    `peers.agreement.SETTINGS` (four decays, YMYL on, fast / deep, pin, topic weights),
    both sides on the run's embedder;
 3. `adapters`: each adapter (`configs/adapter/`) driven through the timelines
-   (`peers.evaluate`): recall per band, false confidence per kind, thresholds calibrated
-   on its own scores, hit@k, speed, contradiction survival. mem0 runs once per model in
+   (`peers.evaluate`): recall per band, false confidence per kind, a threshold ladder
+   certified on its own scores (`calibration.certify_ladder`, users as the unit; a band it
+   cannot reach is recorded, not raised), hit@k, speed, contradiction survival. mem0 runs once per model in
    `mem0_models` (the sentence-transformers folders its huggingface embedder can load).
 
 With `adapter=<name>`, only part 3 runs, for that adapter. The report section is

@@ -8,8 +8,8 @@ A memory system is driven through the timelines with two calls:
   a ``Recall`` (ranked ``(content, score)`` pairs plus an optional confidence band
   "high" | "moderate" | "low" | "none"), or simply a sequence of ``(content, score)``
   pairs (no band). ``score`` is the number the system would let a user threshold
-  (raw cosine for widemem, mem0 and the engine); per-model thresholds are calibrated
-  on it. A ``search`` that also takes a keyword ``now`` gets the timeline clock.
+  (raw cosine for widemem, mem0 and the engine); per-model thresholds are certified
+  on it (`peers.evaluate`). A ``search`` that also takes a keyword ``now`` gets the timeline clock.
 
 Optional: ``name`` (the label in errors and reports) and ``close()``; an ``add_fact``
 that also takes a keyword ``importance`` gets the timeline's gold importance (0-10, what

@@ -6,10 +6,15 @@ timeline's gold, stale and other facts of the asking user. `adapter_metrics` giv
 
 - recall per band (the adapter's own band, when it reports one) and false confidence
   (share at MODERATE or above) per negative kind;
-- thresholds calibrated on the adapter's own top-1 scores, on the train split's users
-  (`calibration.fit_thresholds`, Learn-then-Test), and recall / false confidence under
-  them on the validation split's users; the same under `fixed` thresholds (mem0's 0.1:
-  "a result is returned" as the confidence cut);
+- a ladder certified on the adapter's own top-1 scores, on the train split's users
+  (`calibration.certify_ladder` with the settings of ``python -m widemem_bench.calibrate``:
+  users as the unit, one delta over all statements, HIGH / MODERATE precision 0.95 / 0.80,
+  hard negatives at MODERATE+ <= 10 %, LOW the highest cut that leaves answerable
+  questions at NONE <= 5 %), and recall / false confidence under it on the validation
+  split's users; the same under `fixed` thresholds (mem0's 0.1: "a result is returned"
+  as the confidence cut). A band the adapter's scores cannot reach (or too few train
+  users to certify anything) is recorded, not raised: `calibrated_band_reachable` rows
+  and a one-line ``note`` on the `calibrated_threshold` rows;
 - hit@1 / hit@5 on answerable questions whose gold is stored, ms per add and search;
 - contradiction survival on `stale_probe` questions (a superseded fact ranked first, or
   ranked above the current one) and duplicated memories (same text stored twice).
@@ -30,6 +35,7 @@ from widemem_bench.peers.adapter import GuardedAdapter
 from widemem_bench.peers.replay import Step
 
 BAND_CODE = {"high": 3, "moderate": 2, "low": 1, "none": 0}
+BANDS = ("high", "moderate", "low")
 
 
 def drive(adapter: GuardedAdapter, steps: Sequence[Step], *, top_k: int = 10) -> tuple[pd.DataFrame, list[float]]:
@@ -105,21 +111,62 @@ def band_metrics(codes: np.ndarray, kinds: np.ndarray, label: str) -> list[dict[
     return rows
 
 
+def certified_rows(score: np.ndarray, kinds: np.ndarray, users: np.ndarray) -> tuple[list[dict[str, Any]],
+                                                                                       tuple[float, float, float] | None]:
+    """Certify a ladder on one adapter's calibration questions; rows and the thresholds (None: none certified).
+
+    Same settings as ``python -m widemem_bench.calibrate`` (its `Options` defaults, no
+    embedder preset). Never raises for data that cannot be certified: the rows say which
+    band is unreachable and why, in one line.
+    """
+    from widemem_bench.calibrate import Options
+    from widemem_bench.calibration import UnreachableBandError, certify_ladder, check_reachable
+
+    st = Options().resolved(None)
+    # The default cap names a timelines kind; drop it when no calibration question has it.
+    caps = {k: v for k, v in st["cap"].items() if (kinds == k).any()}
+    extra = {"n_fit": int(kinds.size), "n_users": int(np.unique(users.astype(str)).size), "unit": "user",
+             "delta": float(st["delta"]), "none_answerable": st["none_answerable"]}
+    try:
+        ladder = certify_ladder(score, kinds, users, targets=st["targets"], caps=caps,
+                                none_answerable=st["none_answerable"], low_caps=st["low_cap"],
+                                delta=st["delta"], method=st["method"], score_name="top-1 score", strict=False)
+    except ValueError as err:   # too few users, one class only: nothing certified, no band reachable
+        note = f"not certified: {err}".splitlines()[0]
+        rows = [_row("calibrated_threshold", math.nan, kind=b, reachable=0.0, note=note, **extra)
+                for b in BANDS]
+        return rows + [_row("calibrated_band_reachable", 0.0, kind=b) for b in (*BANDS, "none")], None
+    high, moderate, low = (float(t) for t in ladder.thresholds)
+    s = ladder.statements
+    reach = {
+        "high": s["high"].certified and high < 1,
+        "moderate": s["moderate"].certified and all(v.certified for v in s.values() if v.kind == "cap")
+        and moderate < high,
+        "low": all(v.certified for v in s.values() if v.kind in ("none", "low_cap")) and low < moderate,
+        "none": low > 0,   # check_reachable's rule: LOW <= 0 and NONE never comes back
+    }
+    try:
+        check_reachable(ladder, score_name="top-1 score")
+        note = ""
+    except UnreachableBandError as err:
+        note = str(err).splitlines()[0]
+    rows = [_row("calibrated_threshold", t, kind=b, reachable=float(reach[b]), note=note, **extra)
+            for b, t in zip(BANDS, (high, moderate, low), strict=True)]
+    return rows + [_row("calibrated_band_reachable", float(reach[b]), kind=b) for b in reach], (high, moderate, low)
+
+
 def adapter_metrics(scored: pd.DataFrame, add_s: Sequence[float], *,
                     fixed: dict[str, tuple[float, float, float]] | None = None) -> tuple[list[dict[str, Any]], dict]:
-    """Metric rows (see the module docstring) and the fitted thresholds."""
-    from widemem_bench.calibration import assign_bands, fit_thresholds
+    """Metric rows (see the module docstring) and the certified thresholds (none when nothing could be)."""
+    from widemem_bench.calibration import assign_bands
 
     kinds = scored["kind"].to_numpy(dtype=str)
     score = scored["top1_score"].to_numpy(dtype=float)
-    rows: list[dict[str, Any]] = []
     calib = scored["split"].eq("train").to_numpy() & np.isin(kinds, ("answerable", *NEGATIVE_KINDS))
     evaluate = scored["split"].eq("validation").to_numpy()
-    fit = fit_thresholds(score[calib], kinds[calib] == "answerable")
-    high, moderate, low = (float(t) for t in fit.thresholds)
-    fitted: dict[str, tuple[float, float, float]] = {"calibrated": (high, moderate, low)}
-    for i, band in enumerate(("high", "moderate", "low")):
-        rows.append(_row("calibrated_threshold", fit.thresholds[i], kind=band, n_fit=int(calib.sum())))
+    users = scored["user_id"].to_numpy().astype(str)
+    rows, ladder = certified_rows(score[calib], kinds[calib], users[calib])
+    fitted: dict[str, tuple[float, float, float]] = {} if ladder is None else {"calibrated": ladder}
     if scored["band"].notna().all():
         own = scored["band"].map(BAND_CODE).to_numpy()
         rows += band_metrics(own[evaluate], kinds[evaluate], "own")

@@ -102,19 +102,22 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
     if "thresholds" not in t.columns:
         t = t.assign(thresholds=None)
     t = t.assign(thresholds=t["thresholds"].fillna("-"))
-    rows = []
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
     for (adapter, model), d in t.groupby(["adapter", "model"], sort=False):
         def get(metric: str, kind: str = "all", thr: str = "-", d: pd.DataFrame = d) -> float:
             s = d[(d["metric"] == metric) & (d["kind"] == kind) & (d["thresholds"] == thr)]["value"]
             return float(s.iloc[0]) if len(s) else math.nan
 
         thr = [get("calibrated_threshold", b) for b in ("high", "moderate", "low")]
+        lost = [b.upper() for b in ("high", "moderate", "low", "none") if get("calibrated_band_reachable", b) == 0]
+        cal = "calibrated ({:.3f} / {:.3f} / {:.3f})".format(*thr) + (f"; {', '.join(lost)} unreachable" if lost else "")
+        notes += [f"- {adapter} ({model}): {n}" for n in _notes(d)]
         for label in ("own", "mem0_default", "calibrated"):
             if not math.isfinite(get("recall_at_moderate", thr=label)):
                 continue
             rows.append({
-                "adapter": adapter, "model": model, "thresholds": label if label != "calibrated" else
-                "calibrated ({:.3f} / {:.3f} / {:.3f})".format(*thr),
+                "adapter": adapter, "model": model, "thresholds": label if label != "calibrated" else cal,
                 "recall": _pct(get("recall_at_moderate", thr=label)),
                 "FC hard_negative": _pct(get("false_confidence", "hard_negative", label)),
                 "FC never_mentioned": _pct(get("false_confidence", "never_mentioned", label)),
@@ -125,16 +128,39 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
             })
     out = ["", "### Any memory system through the timelines (`MemoryAdapter`)", "",
            "Each adapter stores every fact of the sampled users in timeline order and answers every question "
-           "at its time (top 10). Thresholds are fitted on the train split's questions (Learn-then-Test on the "
-           "adapter's own top-1 score; targets 0.95 / 0.80 / 0.50 precision), figures are on the validation "
-           "split. recall = answerable questions at MODERATE or above; FC = false confidence, the share of a "
+           f"at its time (top 10). {method_line()} Figures are on the validation split. recall = answerable questions at MODERATE or above; FC = false confidence, the share of a "
            "negative kind at MODERATE or above; `own` = the band the system reports itself; `mem0_default` = "
            "mem0's `threshold=0.1` (any returned result counts as an answer). stale first / above current = "
            "`stale_probe` questions whose superseded fact ranks first / above the current one. ms per call on "
            "this shared machine (load average in the record); the engine reads MiniLM vectors from the warm "
            "embedding cache, widemem and mem0 encode inside each call.", "",
            md_table(pd.DataFrame(rows))]
+    if notes:
+        out += ["", "Bands the certificate could not give (the row's figures use the ladder as it came out):", "",
+                *notes]
     return out
+
+
+def method_line() -> str:
+    """How the peers' thresholds are set, from the settings `peers.evaluate` certifies with."""
+    from widemem_bench.calibrate import Options
+
+    st = Options().resolved(None)
+    caps = ", ".join(f"{k.replace('_', ' ')}s at MODERATE or above <= {v:.0%}" for k, v in st["cap"].items())
+    return (f"Thresholds are certified on the adapter's own top-1 score over the train split's users with "
+            f"`calibration.certify_ladder`, as `python -m widemem_bench.calibrate` does: users are the unit "
+            f"(questions of one user may depend on each other), one delta = {st['delta']:g} shared by all "
+            f"statements; HIGH and MODERATE+ precision >= {st['targets']['high']:.2f} / "
+            f"{st['targets']['moderate']:.2f}, {caps}; LOW is the highest cut that leaves answerable questions "
+            f"at NONE <= {st['none_answerable']:.0%}, so NONE stays reachable.")
+
+
+def _notes(d: pd.DataFrame) -> list[str]:
+    """The certificate's one-line reason for an adapter, when a band could not be given."""
+    if "note" not in d.columns:
+        return []
+    notes = d.loc[d["metric"] == "calibrated_threshold", "note"].dropna().astype(str)
+    return sorted({n for n in notes if n})
 
 
 def mem0_lines(run_dir: Path | None) -> list[str]:
@@ -143,10 +169,17 @@ def mem0_lines(run_dir: Path | None) -> list[str]:
         return []
     out = ["", "### mem0: the threshold to set", ""]
     for model, d in t[t["adapter"] == "mem0"].groupby("model", sort=False):
-        moderate = d[(d["metric"] == "calibrated_threshold") & (d["kind"] == "moderate")]["value"]
-        if len(moderate):
-            out.append(f"- `{model}`: `memory.search(..., threshold={float(moderate.iloc[0]):.2f})` (the calibrated "
-                       "MODERATE cut: answerable with precision >= 0.80 on the train split) instead of 0.1.")
+        cut = d[(d["metric"] == "calibrated_threshold") & (d["kind"] == "moderate")]
+        if not len(cut):
+            continue
+        value = float(cut["value"].iloc[0])
+        ok = "reachable" not in cut.columns or cut["reachable"].iloc[0] != 0
+        if ok and math.isfinite(value):
+            out.append(f"- `{model}`: `memory.search(..., threshold={value:.2f})` (the certified MODERATE cut: "
+                       "precision >= 0.80 over the train split's users, users as the unit) instead of 0.1.")
+        else:
+            out.append(f"- `{model}`: no MODERATE cut could be certified on its scores here (see above); "
+                       "no threshold to recommend.")
     out.append("- mem0's own default embedders do not load offline here: `openai` (text-embedding-3-small, an "
                "API) and `huggingface`'s default `multi-qa-MiniLM-L6-cos-v1` (a hub download); its huggingface "
                "embedder loads any sentence-transformers folder, i.e. the packaged MiniLM (and mpnet-base after "
