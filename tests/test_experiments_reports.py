@@ -163,3 +163,15 @@ def test_takeaway_quotes_each_run_that_exists():
     assert text.count(". ") + 1 == 4
     assert takeaway({"contradiction": sources["contradiction"]}, ["a"], recs=[]).startswith("After a direct")
     assert takeaway({}, ["a"], recs=[]) == ""
+
+
+def test_readme_block_reaches_the_short_form(tmp_path: Path) -> None:
+    """A section's marked headline table is in README.md's short block; the rest stays in the fragment."""
+    from widemem_bench.reports.writer import _summarise
+
+    md = ("## Demo\n\nWhat it measures.\n\n<!-- readme -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- /readme -->\n\n"
+          "| detail | only |\n|---|---|\n| 3 | 4 |\n")
+    short = _summarise("demo", md, tmp_path, "python -m widemem_bench.run experiment=demo")
+    assert "| 1 | 2 |" in short and "| 3 | 4 |" not in short and "<!--" not in short
+    frag = (tmp_path / "demo.md").read_text()
+    assert "| 1 | 2 |" in frag and "| 3 | 4 |" in frag

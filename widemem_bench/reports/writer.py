@@ -348,6 +348,26 @@ def _first_paragraph(body: str) -> str:
     return " ".join(para)
 
 
+# A section marks the table its README block must show (a headline the short form would
+# otherwise leave to the fragment) between these two lines.
+README_OPEN, README_CLOSE = "<!-- readme -->", "<!-- /readme -->"
+
+
+def _readme_blocks(body: str) -> str:
+    """The lines between README_OPEN and README_CLOSE markers, blocks joined by a blank line."""
+    blocks: list[list[str]] = []
+    inside = False
+    for line in body.splitlines():
+        st = line.strip()
+        if st == README_OPEN:
+            inside, blocks = True, [*blocks, []]
+        elif st == README_CLOSE:
+            inside = False
+        elif inside:
+            blocks[-1].append(line)
+    return "\n\n".join("\n".join(b).strip() for b in blocks if any(x.strip() for x in b))
+
+
 def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bool = True) -> str:
     """Write the whole section to reports/<name>.md; return its short form for README.md:
     heading, command, first paragraph, figures and the link to the fragment."""
@@ -362,8 +382,9 @@ def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bo
         frag.write_text("\n".join(parts).strip() + "\n")
     figs = [ln.strip() for ln in rest.splitlines() if _IMAGE.match(ln.strip())]
     para = _first_paragraph(rest)
+    keep = _readme_blocks(rest)
     out = [head_line, "", *([fence, ""] if fence else []), *([para, ""] if para else []),
-           *figs, *([""] if figs else [])]
+           *([keep, ""] if keep else []), *figs, *([""] if figs else [])]
     if frag.is_file():
         out.append(f"Tables and details: [{name}.md]({name}.md).")
     return "\n".join(out).rstrip() + "\n"
