@@ -28,7 +28,16 @@ from widemem_bench.engine.scoring import (
     rank_hits,
     score_and_rank,
 )
-from widemem_bench.engine.store import Change, Memory, MemoryStore, epoch_us, importance01, utcnow
+from widemem_bench.engine.store import (
+    Change,
+    Memory,
+    MemoryStore,
+    epoch_us,
+    from_epoch_us,
+    importance01,
+    utcnow,
+    utcnow_us,
+)
 
 T0 = dt.datetime(2024, 1, 1)
 
@@ -106,6 +115,7 @@ def test_search_recency_is_the_timedelta_formula(age_from, decay_function, monke
 
     clock = [dt.datetime(2023, 3, 1, 1, 2, 3, 456789)]  # the wall clock: insert times and "now"
     monkeypatch.setattr(engine_module, "utcnow", lambda: clock[0])
+    monkeypatch.setattr(engine_module, "utcnow_us", lambda: epoch_us(clock[0]))
     eng, _ = _engine_with_times(age_from=age_from, decay_function=decay_function)
     now = T0 + dt.timedelta(days=100, microseconds=1)
     clock[0] = dt.datetime(2024, 7, 9, 10, 11, 12, 131415)
@@ -246,6 +256,8 @@ def test_store_refuses_bad_vectors_with_the_same_messages(vector, message):
 
 def test_utcnow_is_naive_wall_clock():
     before = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    now = utcnow()
+    now, now_us = utcnow(), utcnow_us()
     after = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     assert now.tzinfo is None and before <= now <= after
+    assert now_us is not None and epoch_us(before) <= now_us <= epoch_us(after)  # type: ignore[operator]
+    assert from_epoch_us(now_us) == from_epoch_us(now_us) and epoch_us(from_epoch_us(now_us)) == now_us

@@ -43,7 +43,7 @@ from .confidence import (
 from .config import EngineConfig
 from .extractors import Fact, make_extractor
 from .llm import ChatClient
-from .modes import RetrievalMode, preset, resolve_mode, search_plan
+from .modes import RETRIEVAL_MODE_PRESETS, RetrievalMode, resolve_mode, search_plan
 from .recency import decay
 from .resolvers import Action, AppendResolver, make_resolver
 from .store import (
@@ -55,7 +55,9 @@ from .store import (
     OnDamage,
     content_hash,
     epoch_us,
+    from_epoch_us,
     utcnow,
+    utcnow_us,
 )
 from .ymyl import classify_ymyl_with
 
@@ -596,7 +598,7 @@ class MemoryEngine:
             multiplier = np.array([scoring.topic_multiplier(m.content, cfg.topic_weights) for m in mems])
         final, order = scoring.rank_hits(
             sim, importance, recency, weights, multiplier,
-            preset(resolved).similarity_boost if sim_first and cfg.two_pass_boost else None,
+            RETRIEVAL_MODE_PRESETS[resolved].similarity_boost if sim_first and cfg.two_pass_boost else None,
         )
         # Converted to Python floats once per search: per-element numpy scalar ops here
         # cost more than the scoring itself (perf benchmark, issue 9). Same values.
@@ -636,17 +638,17 @@ class MemoryEngine:
     def _recency(self, hits: Hits, now: dt.datetime | None) -> np.ndarray:
         cfg = self.config
         insert = cfg.age_from == "insert"
-        ref = utcnow() if insert or now is None else now
-        ref_us = epoch_us(ref)
         col = hits.inserted_us if insert else hits.created_us
+        ref = None if insert else now  # None: the wall clock, read once
+        ref_us = utcnow_us() if ref is None else epoch_us(ref)
         if col is not None and ref_us is not None:
             # The memories' times as whole microseconds (store.epoch_us): the same ages as
             # the loops below, without a timedelta per memory.
             ages = (ref_us - col) / 1e6 / SECONDS_PER_DAY
-        elif insert:
-            ages = np.array([(ref - m.inserted_at).total_seconds() / SECONDS_PER_DAY for m in hits.memories])
         else:
-            ages = np.array([(ref - m.created_at).total_seconds() / SECONDS_PER_DAY for m in hits.memories])
+            ref = from_epoch_us(ref_us) if ref is None else ref
+            times = [m.inserted_at if insert else m.created_at for m in hits.memories]
+            ages = np.array([(ref - t).total_seconds() / SECONDS_PER_DAY for t in times])
         recency = decay(ages, cfg.decay_function, cfg.decay_rate)  # a setting EngineConfig checked
         if cfg.ymyl_enabled and cfg.ymyl_decay_immunity:
             for j, m in enumerate(hits.memories):
