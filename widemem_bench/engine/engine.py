@@ -43,10 +43,22 @@ from .confidence import (
 from .config import EngineConfig
 from .extractors import Fact, make_extractor
 from .llm import ChatClient
-from .modes import RetrievalMode, effective_top_k, fetch_k, preset, resolve_mode
-from .recency import compute_recency
-from .resolvers import Action, make_resolver
-from .store import Change, HistoryEntry, Memory, MemoryStore, OnDamage, content_hash, utcnow
+from .modes import RETRIEVAL_MODE_PRESETS, RetrievalMode, resolve_mode, search_plan
+from .recency import decay
+from .resolvers import Action, AppendResolver, make_resolver
+from .store import (
+    Change,
+    HistoryEntry,
+    Hits,
+    Memory,
+    MemoryStore,
+    OnDamage,
+    content_hash,
+    epoch_us,
+    from_epoch_us,
+    utcnow,
+    utcnow_us,
+)
 from .ymyl import classify_ymyl_with
 
 __all__ = [
@@ -60,6 +72,8 @@ __all__ = [
 ]
 
 SECONDS_PER_DAY = 86400.0
+# Concrete modes by name (a member hashes as its name): resolve_mode's answer for them.
+_CONCRETE_MODES: dict[str, RetrievalMode] = {m.value: m for m in RetrievalMode}
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -88,6 +102,19 @@ class ScoredMemory:
     final_score: float
     recency_score: float = 1.0
     importance_score: float = 0.0
+
+
+_new_object = object.__new__
+
+
+def _scored(memory: Memory, raw: float, final: float, recency: float, importance: float) -> ScoredMemory:
+    """``ScoredMemory(memory, raw, final, recency, importance)``, filled in directly: the
+    frozen dataclass ``__init__`` (one ``object.__setattr__`` per field) took a third of
+    a search's Python time for its 25 hits. Same object (a test keeps the fields in step)."""
+    hit = _new_object(ScoredMemory)
+    hit.__dict__.update(memory=memory, raw_similarity_score=raw, final_score=final,
+                        recency_score=recency, importance_score=importance)
+    return hit
 
 
 class SearchResult(Sequence[ScoredMemory]):
@@ -178,9 +205,13 @@ def _check_user(user_id: object) -> str:
 
 
 def _check_importance(value: object, name: str = "importance") -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    # A plain float or int skips the numbers.Real check (an ABC isinstance, the slowest
+    # line of an add); bool and every other type still go through it.
+    if value.__class__ is not float and value.__class__ is not int and (
+        isinstance(value, bool) or not isinstance(value, numbers.Real)
+    ):
         raise ValueError(f"{name}: expected a number in 0-10, got {value!r}")
-    v = float(value)
+    v = float(value)  # type: ignore[arg-type]
     if not math.isfinite(v) or not 0.0 <= v <= 10.0:
         raise ValueError(f"{name}: must be in 0-10, got {value!r}")
     return v
@@ -387,29 +418,18 @@ class MemoryEngine:
     ) -> tuple[list[Change], AddResult]:
         """Decide every write of one add; nothing is written here."""
         cfg = self.config
-        stamp = at or utcnow()
         wall = utcnow()
+        stamp = at or wall  # one clock reading: the fact's time is its insert time
         result = AddResult()
-        facts: list[Fact] = []
-        categories: list[str | None] = []
-        strong: list[bool] = []
-        seen: set[str] = set()
-        for f in raw_facts:
-            if not f.content.strip() or content_hash(f.content) in seen:
-                continue
-            seen.add(content_hash(f.content))
-            fact, category, is_strong = self._ymyl(f)
-            facts.append(fact)
-            categories.append(category)
-            strong.append(is_strong)
+        facts, hashes, categories, strong = self._distinct_facts(raw_facts)
         if not facts:
             return [], result
 
         vectors = self._encode([f.content for f in facts], "passage")
         nearest = [self.store.search(user_id, v, cfg.candidate_k) for v in vectors]
         floor = cfg.similarity_floor
-        candidates = [
-            [(m, s) for m, s in near if floor is None or s >= floor] for near in nearest
+        candidates = nearest if floor is None else [
+            [(m, s) for m, s in near if s >= floor] for near in nearest
         ]
         for i, fact in enumerate(facts):
             if strong[i]:
@@ -419,26 +439,68 @@ class MemoryEngine:
                     if s >= cfg.ymyl_contradiction_threshold
                 )
 
-        if any(candidates):
+        if any(candidates) and type(self.resolver) is not AppendResolver:
             actions = list(self.resolver.decide(facts, candidates))
         else:
-            # widemem adds everything without asking the resolver when nothing is near.
+            # widemem adds everything without asking the resolver when nothing is near
+            # (and the append resolver answers ADD for every fact anyway).
             actions = [Action("ADD", i) for i in range(len(facts))]
+        changes = self._stage(actions, facts, hashes, categories, vectors, candidates, user_id,
+                              (stamp, wall), result)
+        return changes, result
 
+    def _distinct_facts(
+        self, raw_facts: Sequence[Fact]
+    ) -> tuple[list[Fact], list[str], list[str | None], list[bool]]:
+        """Non-empty facts without repeats, after the YMYL floor: (facts, content hashes,
+        YMYL categories, strong?)."""
+        facts: list[Fact] = []
+        hashes: list[str] = []  # content_hash of each fact, computed once
+        categories: list[str | None] = []
+        strong: list[bool] = []
+        seen: set[str] = set()
+        for f in raw_facts:
+            chash = content_hash(f.content) if f.content.strip() else None
+            if chash is None or chash in seen:
+                continue
+            seen.add(chash)
+            hashes.append(chash)
+            fact, category, is_strong = self._ymyl(f)
+            facts.append(fact)
+            categories.append(category)
+            strong.append(is_strong)
+        return facts, hashes, categories, strong
+
+    def _stage(
+        self,
+        actions: Sequence[Action],
+        facts: Sequence[Fact],
+        hashes: Sequence[str],
+        categories: Sequence[str | None],
+        vectors: np.ndarray,
+        candidates: Sequence[Sequence[tuple[Memory, float]]],
+        user_id: str,
+        times: tuple[dt.datetime, dt.datetime],
+        result: AddResult,
+    ) -> list[Change]:
+        """The changes the resolver's ``actions`` make (``result`` records them)."""
+        stamp, wall = times
         changes: list[Change] = []
         staged: dict[str, Memory | None] = {}
         staged_hashes: set[str] = set()
-        valid_targets = {m.id for cands in candidates for m, _ in cands}
+        valid_targets: set[str] | None = None  # built at the first action that names a target
         decided: set[int] = set()
         for action in actions:
             i = action.fact_index
             if not 0 <= i < len(facts) or i in decided:
                 continue
             decided.add(i)
-            fact, chash = facts[i], content_hash(facts[i].content)
+            fact, chash = facts[i], hashes[i]
             kind, target_id = action.kind, action.target_id
             target = None
             if kind != "ADD":
+                if valid_targets is None:
+                    valid_targets = {m.id for cands in candidates for m, _ in cands}
                 # A target must be one of this user's candidates (never another user's memory).
                 if target_id in valid_targets:
                     target = staged[target_id] if target_id in staged else self.store.get(target_id, user_id)
@@ -454,18 +516,8 @@ class MemoryEngine:
                 result.actions.append(Action("NONE", i, dup.id if dup else None))
                 continue
             if kind == "ADD":
-                memory = Memory(
-                    id=self._new_id(user_id, fact.content, len(changes)),
-                    user_id=user_id,
-                    content=fact.content,
-                    importance=fact.importance,
-                    created_at=stamp,
-                    inserted_at=wall,
-                    updated_at=stamp,
-                    ymyl_category=categories[i],
-                    slot=fact.slot,
-                    content_hash=chash,
-                )
+                memory = Memory(self._new_id(user_id, fact.content, len(changes)), user_id, fact.content,
+                                fact.importance, stamp, wall, stamp, categories[i], fact.slot, chash)
                 changes.append(Change("ADD", memory, vectors[i], None, stamp))
                 staged[memory.id] = memory
                 staged_hashes.add(chash)
@@ -487,13 +539,13 @@ class MemoryEngine:
                 result.memories = [m for m in result.memories if m.id != memory.id] + [memory]
                 result.actions.append(Action("UPDATE", i, memory.id))
             else:  # DELETE
-                assert target is not None
+                assert target is not None and valid_targets is not None
                 changes.append(Change("DELETE", target, None, target.content, stamp))
                 staged[target.id] = None
                 valid_targets.discard(target.id)
                 result.memories = [m for m in result.memories if m.id != target.id]
                 result.actions.append(Action("DELETE", i, target.id))
-        return changes, result
+        return changes
 
     def _encode(self, texts: Sequence[str], kind: str) -> np.ndarray:
         vecs = np.asarray(self.embedder.encode(list(texts), kind=kind), dtype=np.float32)
@@ -521,61 +573,58 @@ class MemoryEngine:
         query = _check_text(query, "query", cfg.max_text_chars)
         user_id = _check_user(user_id)
         when = _check_time(now, "now")
-        resolved = resolve_mode(cfg.default_mode if mode is None else mode, query)
-        k = effective_top_k(resolved, top_k)
-        kind = scoring.classify_query(query)
+        resolved = self._mode(mode, query)
+        kind = scoring.classify_query(query)  # once: the weights and the fetch size both read it
         if cfg.adapt_weights:
-            weights = scoring.adapt_weights(query, cfg.weights)
+            weights = scoring.weights_for(kind, cfg.weights)
             sim_first = kind == "factual"
         else:
-            weights = tuple(float(w) for w in cfg.weights)  # type: ignore[assignment]
+            weights = cfg.weights  # 3 floats, checked by EngineConfig
             sim_first = False
+        k, fetch = search_plan(resolved, top_k, sim_first)
         thresholds = self._thresholds()
 
         qvec = self._encode([query], "query")[0]
-        hits = self.store.search(user_id, qvec, fetch_k(resolved, query, top_k, similarity_first=sim_first))
-        if not hits:
+        hits = self.store.hits(user_id, qvec, fetch)
+        if hits is None:
             return SearchResult([], self._confidence(query, user_id, [], thresholds), resolved,
                                 weights, thresholds, kind)
 
-        mems = [m for m, _ in hits]
-        sim = np.array([s for _, s in hits], dtype=np.float64)
-        importance = np.array([m.importance for m in mems], dtype=np.float64)
-        recency = self._recency(mems, when)
+        mems, sim = hits.memories, hits.sims
+        importance = hits.importance01
+        recency = self._recency(hits, when)
         multiplier = None
         if cfg.topic_weights:
             multiplier = np.array([scoring.topic_multiplier(m.content, cfg.topic_weights) for m in mems])
-        final, order = scoring.score_and_rank(
-            sim,
-            importance,
-            recency,
-            weights,
-            multiplier=multiplier,
-            similarity_first=sim_first and bool(cfg.two_pass_boost),
-            boost=preset(resolved).similarity_boost,
+        final, order = scoring.rank_hits(
+            sim, importance, recency, weights, multiplier,
+            RETRIEVAL_MODE_PRESETS[resolved].similarity_boost if sim_first and cfg.two_pass_boost else None,
         )
         # Converted to Python floats once per search: per-element numpy scalar ops here
         # cost more than the scoring itself (perf benchmark, issue 9). Same values.
-        sim_l, final_l, rec_l = sim.tolist(), final.tolist(), recency.tolist()
-        imp_l = (np.clip(importance, 0.0, 10.0) / 10.0).tolist()
-        ranked = [
-            ScoredMemory(
-                memory=mems[j],
-                raw_similarity_score=sim_l[j],
-                final_score=final_l[j],
-                recency_score=rec_l[j],
-                importance_score=imp_l[j],
-            )
-            for j in order[:k].tolist()
-        ]
+        sim_l, final_l, rec_l, imp_l = sim.tolist(), final.tolist(), recency.tolist(), importance.tolist()
+        ranked = [_scored(mems[j], sim_l[j], final_l[j], rec_l[j], imp_l[j]) for j in order[:k].tolist()]
         confidence = self._confidence(query, user_id, ranked, thresholds)
         return SearchResult(ranked, confidence, resolved, weights, thresholds, kind)
 
+    def _mode(self, mode: RetrievalMode | str | None, query: str) -> RetrievalMode:
+        """``resolve_mode`` of ``mode`` (None: the configured default) for ``query``; a
+        concrete mode's name or member is looked up, skipping two enum conversions."""
+        m = self.config.default_mode if mode is None else mode
+        if m.__class__ is str or m.__class__ is RetrievalMode:
+            found = _CONCRETE_MODES.get(m)
+            if found is not None:
+                return found
+        return resolve_mode(m, query)  # "auto", or the error naming a bad mode
+
     def _thresholds(self) -> tuple[float, float, float]:
         """(high, moderate, low) in force: widemem's table + env, a fixed triple, or calibrated."""
-        if self.config.thresholds != CALIBRATED:
+        fixed = self.config.thresholds
+        if fixed is None:
             # Resolved at every search: widemem reads the WIDEMEM_CONFIDENCE_* env at every call.
-            return resolve_thresholds(self.embedder.model_id, self.config.thresholds)
+            return resolve_thresholds(self.embedder.model_id, None)
+        if fixed != CALIBRATED:
+            return fixed  # type: ignore[return-value]  # a triple EngineConfig validated
         if self._calibrated is None:
             # Lazy: the calibration package is only needed for this setting; its
             # "no calibration file" error names the command that creates one.
@@ -586,20 +635,23 @@ class MemoryEngine:
             )
         return self._calibrated
 
-    def _recency(self, mems: Sequence[Memory], now: dt.datetime | None) -> np.ndarray:
+    def _recency(self, hits: Hits, now: dt.datetime | None) -> np.ndarray:
         cfg = self.config
-        wall = utcnow()
-        if cfg.age_from == "insert":
-            ages = [(wall - m.inserted_at).total_seconds() / SECONDS_PER_DAY for m in mems]
+        insert = cfg.age_from == "insert"
+        col = hits.inserted_us if insert else hits.created_us
+        ref = None if insert else now  # None: the wall clock, read once
+        ref_us = utcnow_us() if ref is None else epoch_us(ref)
+        if col is not None and ref_us is not None:
+            # The memories' times as whole microseconds (store.epoch_us): the same ages as
+            # the loops below, without a timedelta per memory.
+            ages = (ref_us - col) / 1e6 / SECONDS_PER_DAY
         else:
-            ref = now or wall
-            ages = [(ref - m.created_at).total_seconds() / SECONDS_PER_DAY for m in mems]
-        recency = np.asarray(
-            compute_recency(np.asarray(ages, dtype=np.float64), cfg.decay_function, cfg.decay_rate),
-            dtype=np.float64,
-        )
+            ref = from_epoch_us(ref_us) if ref is None else ref
+            times = [m.inserted_at if insert else m.created_at for m in hits.memories]
+            ages = np.array([(ref - t).total_seconds() / SECONDS_PER_DAY for t in times])
+        recency = decay(ages, cfg.decay_function, cfg.decay_rate)  # a setting EngineConfig checked
         if cfg.ymyl_enabled and cfg.ymyl_decay_immunity:
-            for j, m in enumerate(mems):
+            for j, m in enumerate(hits.memories):
                 # widemem trusts a stored category first, then re-classifies the text.
                 if m.ymyl_category is not None:
                     recency[j] = 1.0

@@ -153,6 +153,24 @@ def fetch_k(
     return effective_top_k(mode, top_k) * mult
 
 
+# (effective_top_k, fetch_k) of each concrete mode for top_k None, by similarity_first.
+_DEFAULT_PLANS: dict[tuple[RetrievalMode, bool], tuple[int, int]] = {
+    (m, first): (min(p.top_k, MAX_TOP_K),
+                 min(p.top_k, MAX_TOP_K) * (p.fetch_k_multiplier if first else DEFAULT_FETCH_MULTIPLIER))
+    for m, p in RETRIEVAL_MODE_PRESETS.items()
+    for first in (False, True)
+}
+
+
+def search_plan(mode: RetrievalMode, top_k: int | None, similarity_first: bool) -> tuple[int, int]:
+    """``(effective_top_k(mode, top_k), fetch_k(...))`` of a concrete (resolved) mode in
+    one step: the default plans are computed once, not validated again at every search."""
+    if top_k is None:
+        return _DEFAULT_PLANS[(mode, similarity_first)]
+    k = effective_top_k(mode, top_k)
+    return k, fetch_k(mode, "", top_k, similarity_first=similarity_first)
+
+
 Tier = Literal["fact", "summary", "theme"]
 TIERS: tuple[str, ...] = ("fact", "summary", "theme")
 

@@ -107,6 +107,16 @@ def compute_recency(
     return _scalar(age, name, rate)
 
 
+def decay(age_days: np.ndarray, name: str, rate: float) -> np.ndarray:
+    """``compute_recency`` of a float64 age array for a setting ``validate_decay`` has
+    already accepted (``EngineConfig`` checks it once; a search need not again)."""
+    if name == "exponential":
+        # _array's exponential in two steps: NaN passes through maximum and exp as it
+        # passes through its where, and a -0.0 age gives exp(0.0) either way.
+        return np.exp(-rate * np.maximum(age_days, 0.0))
+    return _array(age_days, name, rate)
+
+
 def half_life_days(decay_rate: float) -> float:
     """Age in days at which exponential recency falls to 0.5 (inf for rate 0)."""
     _, rate = validate_decay("exponential", decay_rate)

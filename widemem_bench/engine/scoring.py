@@ -8,6 +8,7 @@ batched scorer, on a queries x candidates matrix (2-D arrays) where NaN or
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
@@ -53,6 +54,17 @@ def classify_query(query: str) -> QueryKind:
     A multi-hop query ("compare", "relationship between", ...) is never
     factual, but a temporal cue still makes it temporal.
     """
+    if type(query) is str:
+        return _classify_text(query)  # a user asks the same questions again: remembered
+    return _classify(query)
+
+
+@functools.lru_cache(maxsize=4096)
+def _classify_text(query: str) -> QueryKind:
+    return _classify(query)
+
+
+def _classify(query: str) -> QueryKind:
     q = _normalise_query(query)
     if any(cue in q for cue in TEMPORAL_CUES):
         return "temporal"
@@ -76,12 +88,17 @@ def adapt_weights(query: str, weights: Iterable[float]) -> Weights:
     w = tuple(float(x) for x in weights)
     if len(w) != 3:
         raise ValueError(f"weights must have 3 entries (similarity, importance, recency), got {len(w)}")
-    kind = classify_query(query)
+    return weights_for(classify_query(query), (w[0], w[1], w[2]))
+
+
+def weights_for(kind: QueryKind, weights: Weights) -> Weights:
+    """``adapt_weights`` for a query already classified as ``kind``; ``weights`` are
+    3 floats (the engine classifies each query once and reuses the kind)."""
     if kind == "temporal":
         return TEMPORAL_WEIGHTS
     if kind == "factual":
         return FACTUAL_WEIGHTS
-    return (w[0], w[1], w[2])
+    return weights
 
 
 def combine(similarity, importance, recency, weights) -> np.ndarray:
@@ -236,3 +253,39 @@ def score_and_rank(
         return final, rank_desc(final)
     boosted = two_pass_boost(final, np.broadcast_to(sim, final.shape), boost, n)
     return boosted, rank_desc(boosted, prior=final)
+
+
+def rank_hits(
+    similarity: np.ndarray,
+    importance01: np.ndarray,
+    recency: np.ndarray,
+    weights: Weights,
+    multiplier: np.ndarray | None = None,
+    boost: float | None = None,
+    n: int = 5,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``score_and_rank`` for one query's hits, as the engine's search calls it.
+
+    Takes float64 1-D arrays of equal length, ``importance01`` already
+    ``clip(importance, 0, 10) / 10``, and ``boost`` None for no two-pass boost.
+    Same arithmetic and order as ``score_and_rank`` (its general path when an
+    entry is not finite); it only skips the argument checks and broadcasting,
+    which cost more than the scoring itself on a user's few hits.
+    """
+    final = weights[0] * similarity + weights[1] * importance01 + weights[2] * recency
+    if multiplier is not None:
+        final = final * multiplier
+    # Any NaN / inf among the inputs makes the sum non-finite: the general path
+    # handles absent entries (weights are >= 0, so 0 * inf is NaN, not 0).
+    if not math.isfinite(final.sum()):
+        if boost is None:
+            return final, rank_desc(final)
+        boosted = two_pass_boost(final, similarity, boost, n)
+        return boosted, rank_desc(boosted, prior=final)
+    if boost is None:
+        return final, np.argsort(-final, kind="stable")
+    boosted = final.copy()
+    if final.size >= n:
+        top = np.lexsort((-final, -similarity))[:n]  # similarity desc, then final desc, then index
+        boosted[top] = final[top] + final.max() * float(boost)
+    return boosted, np.lexsort((-final, -boosted))

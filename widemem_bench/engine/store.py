@@ -1,7 +1,8 @@
 """Memory store: an in-memory backend or a SQLite file, with a per-user vector matrix.
 
 Both backends keep every memory and its float32 vector in Python dicts and a
-per-user numpy matrix, which is what search reads. The SQLite backend mirrors
+per-user numpy matrix, with the importance and time columns a search scores by
+beside it (``Hits``): that is what search reads. The SQLite backend mirrors
 every change to disk; each call to :meth:`MemoryStore.apply` is one committed
 transaction (``with conn:``), so a crash never leaves half of an ``add()``
 behind, and reopening the file gives back exactly the same memories and
@@ -31,11 +32,13 @@ import datetime as dt
 import errno
 import hashlib
 import logging
+import math
 import os
 import socket
 import sqlite3
 import struct
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,8 +76,24 @@ def content_hash(content: str) -> str:
 
 
 def utcnow() -> dt.datetime:
-    """Wall-clock now as a timezone-naive UTC datetime (the project's time convention)."""
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    """Wall-clock now as a timezone-naive UTC datetime (the project's time convention).
+
+    ``datetime.now(UTC).replace(tzinfo=None)``: the same clock floored to the
+    microsecond, built without the time zone round trip (twice as fast; every add
+    reads it twice).
+    """
+    return _EPOCH + dt.timedelta(microseconds=time.time_ns() // 1000)
+
+
+def utcnow_us() -> float | None:
+    """``epoch_us(utcnow())``, read without building the datetime (a search's clock)."""
+    us = time.time_ns() // 1000
+    return float(us) if -EPOCH_US_LIMIT < us < EPOCH_US_LIMIT else None
+
+
+def from_epoch_us(us: float | None) -> dt.datetime:
+    """The naive UTC datetime of ``utcnow_us()``'s reading (now, when it was None)."""
+    return utcnow() if us is None else _EPOCH + dt.timedelta(microseconds=int(us))
 
 
 @dataclass(frozen=True)
@@ -163,48 +182,136 @@ def _time(v: object) -> dt.datetime:
         raise _BadRow(f"time {v!r} is not an ISO datetime") from None
 
 
+# A search scores a user's hits by three columns kept beside the vectors (``_UserIndex``):
+# importance / 10 and the created and inserted times as microseconds since 1970 (naive
+# UTC), all float64. A time is an exact integer there while under 2**52 us from 1970
+# (1827-2112), so a difference of two is exact too, and divided by 1e6 it is the same float
+# as ``timedelta.total_seconds()`` (which divides the same integer). A memory with a time
+# outside that range, or an aware one, sends its user's searches to the per-memory path.
+_EPOCH = dt.datetime(1970, 1, 1)
+_US = dt.timedelta(microseconds=1)
+EPOCH_US_LIMIT = 2**52
+
+
+def epoch_us(t: dt.datetime) -> float | None:
+    """``t`` (naive UTC) as microseconds since 1970, or None when it cannot be a column
+    value (aware, or ``EPOCH_US_LIMIT`` or more away from 1970)."""
+    if t.tzinfo is not None:
+        return None
+    us = (t - _EPOCH) // _US
+    return float(us) if -EPOCH_US_LIMIT < us < EPOCH_US_LIMIT else None
+
+
+def importance01(importance: float) -> float:
+    """``np.clip(importance, 0, 10) / 10``, the importance term of a score, as one float
+    (in range it is the plain division numpy does; anything else goes through numpy)."""
+    v = float(importance)
+    if 0.0 <= v <= 10.0:
+        return v / 10.0
+    return float(np.clip(np.float64(v), 0.0, 10.0) / 10.0)
+
+
+class Hits:
+    """The nearest memories of one user, nearest first, with what a search scores by.
+
+    ``sims`` are the float32 cosines widened to float64; ``importance01`` is
+    ``importance01(m.importance)`` per hit; ``created_us`` / ``inserted_us`` are
+    ``epoch_us`` of the hits' times, None when some memory of the user has none.
+    """
+
+    __slots__ = ("_columns", "_exact_times", "importance01", "memories", "sims")
+
+    def __init__(self, memories: list[Memory], sims: np.ndarray, columns: np.ndarray, exact_times: bool) -> None:
+        self.memories = memories
+        self.sims = sims
+        self.importance01 = columns[0]
+        self._columns = columns
+        self._exact_times = exact_times
+
+    @property
+    def created_us(self) -> np.ndarray | None:
+        return self._columns[1] if self._exact_times else None
+
+    @property
+    def inserted_us(self) -> np.ndarray | None:
+        return self._columns[2] if self._exact_times else None
+
+
 class _UserIndex:
-    """Vectors of one user, in insertion order, stacked lazily into one matrix."""
+    """Vectors of one user, in insertion order, stacked lazily into one matrix, and
+    the columns a search scores by beside it (see ``Hits``)."""
 
     def __init__(self) -> None:
         self.vectors: dict[str, np.ndarray] = {}
+        self.columns: dict[str, tuple[float, float | None, float | None]] = {}
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
-        # Rows live in a buffer that grows by doubling, so an add appends one row
+        # Rows live in buffers that grow by doubling, so an add appends one row
         # instead of restacking every vector of the user (quadratic over a long
         # ingest: 3,000 adds of one user took 17 s; perf benchmark, issue 9).
         self._buf: np.ndarray | None = None  # None = rebuild from `vectors` on next read
+        self._cols = np.zeros((3, 0), dtype=np.float64)  # one row per column: gathers are cheap
+        self.odd = 0  # memories without column times (see epoch_us)
 
-    def put(self, memory_id: str, vector: np.ndarray) -> None:
+    def put(self, memory: Memory, vector: np.ndarray) -> None:
         # dict keeps the original insertion position on update, matching SQLite rowid order.
+        memory_id = memory.id
         self.vectors[memory_id] = vector
+        col = (importance01(memory.importance), epoch_us(memory.created_at), epoch_us(memory.inserted_at))
+        old = self.columns.get(memory_id)
+        self.odd += _odd(col) - (old is not None and _odd(old))
+        self.columns[memory_id] = col
         if self._buf is None:
             return
         row = self._rows.get(memory_id)
-        if row is not None:  # update in place: same position
-            self._buf[row] = vector
-            return
+        if row is None:
+            row = len(self._ids)
+            if row == self._buf.shape[0]:
+                self._grow(max(2 * row, 16))
+            self._rows[memory_id] = row
+            self._ids.append(memory_id)
+        self._buf[row] = vector  # an update stays in place: same position
+        self._cols[:, row] = _col_row(col)
+
+    def _grow(self, size: int) -> None:
+        assert self._buf is not None
         n = len(self._ids)
-        if n == self._buf.shape[0]:
-            grown = np.zeros((max(2 * n, 16), self._buf.shape[1]), dtype=np.float32)
-            grown[:n] = self._buf[:n]
-            self._buf = grown
-        self._buf[n] = vector
-        self._rows[memory_id] = n
-        self._ids.append(memory_id)
+        grown = np.zeros((size, self._buf.shape[1]), dtype=np.float32)
+        grown[:n] = self._buf[:n]
+        self._buf = grown
+        cols = np.zeros((3, size), dtype=np.float64)
+        cols[:, :n] = self._cols[:, :n]
+        self._cols = cols
 
     def drop(self, memory_id: str) -> None:
         self.vectors.pop(memory_id, None)
+        old = self.columns.pop(memory_id, None)
+        self.odd -= old is not None and _odd(old)
         self._buf = None  # rows shift: rebuild on the next read
 
     def matrix(self, dim: int) -> tuple[list[str], np.ndarray]:
         if self._buf is None:
             self._ids = list(self.vectors)
             self._rows = {m: i for i, m in enumerate(self._ids)}
-            self._buf = np.zeros((max(len(self._ids), 16), dim), dtype=np.float32)
+            size = max(len(self._ids), 16)
+            self._buf = np.zeros((size, dim), dtype=np.float32)
+            self._cols = np.zeros((3, size), dtype=np.float64)
             if self._ids:
                 self._buf[: len(self._ids)] = np.stack([self.vectors[i] for i in self._ids])
+                self._cols[:, : len(self._ids)] = np.array([_col_row(self.columns[i]) for i in self._ids]).T
         return self._ids, self._buf[: len(self._ids)]
+
+    def gather(self, order: np.ndarray) -> np.ndarray:
+        """The columns of the rows ``order`` of ``matrix``, one (3, k) array."""
+        return self._cols.take(order, axis=1)
+
+
+def _odd(col: tuple[float, float | None, float | None]) -> bool:
+    return col[1] is None or col[2] is None
+
+
+def _col_row(col: tuple[float, float | None, float | None]) -> tuple[float, float, float]:
+    return (col[0], 0.0 if col[1] is None else col[1], 0.0 if col[2] is None else col[2])
 
 
 _SCHEMA = """
@@ -782,11 +889,39 @@ class MemoryStore:
 
         Ties keep insertion order (stable sort), so results are deterministic.
         """
-        memories, sims = self.similarities(user_id, query)
-        if k <= 0 or not memories:
-            return []
-        order = np.argsort(-sims, kind="stable")[:k]
-        return [(memories[i], float(sims[i])) for i in order]
+        memories, sims = self.nearest(user_id, query, k)
+        return list(zip(memories, sims.tolist(), strict=True))
+
+    def nearest(self, user_id: str, query: np.ndarray, k: int) -> tuple[list[Memory], np.ndarray]:
+        """``search`` as (memories, float64 cosines): without one tuple and one numpy
+        scalar per hit (the same values: float32 cosines widened)."""
+        with self._lock:
+            found = self._nearest(user_id, query, k)
+            if found is None:
+                return [], np.zeros(0, dtype=np.float64)
+            _, memories, sims, _ = found
+            return memories, sims
+
+    def hits(self, user_id: str, query: np.ndarray, k: int) -> Hits | None:
+        """``nearest`` with the columns the engine's search scores by; None when none."""
+        with self._lock:
+            found = self._nearest(user_id, query, k)
+            if found is None:
+                return None
+            index, memories, sims, order = found
+            return Hits(memories, sims, index.gather(order), not index.odd)
+
+    def _nearest(
+        self, user_id: str, query: np.ndarray, k: int
+    ) -> tuple[_UserIndex, list[Memory], np.ndarray, np.ndarray] | None:
+        index = self._users.get(user_id)
+        if k <= 0 or index is None or not index.vectors:
+            return None
+        ids, matrix = index.matrix(self.dim or query.shape[0])
+        sims = matrix @ np.asarray(query, dtype=np.float32)
+        order = (-sims).argsort(kind="stable")[:k]
+        memories = self._memories
+        return index, [memories[ids[i]] for i in order.tolist()], sims[order].astype(np.float64), order
 
     def history(self, memory_id: str, user_id: str | None = None) -> list[HistoryEntry]:
         """Logged changes of one memory, oldest first; with ``user_id``, only that user's."""
@@ -807,22 +942,32 @@ class MemoryStore:
     def _check_vector(self, vector: np.ndarray | None) -> np.ndarray | None:
         if vector is None:
             return None
-        v = np.asarray(vector, dtype=np.float32).reshape(-1)
+        v = np.array(vector, dtype=np.float32)  # the store's own copy
+        if v.ndim != 1:
+            v = v.reshape(-1)
         if self.dim is None:
             self.dim = int(v.shape[0])
         elif v.shape[0] != self.dim:
             raise ValueError(f"vector: dim {v.shape[0]} does not match store dim {self.dim}")
-        problem = check_stored_vector(v, self.dim)
-        if problem is not None:  # what the store would refuse on read, it refuses to write
-            raise ValueError(f"vector: {problem}")
-        return v.copy()
+        v64 = v.astype(np.float64)
+        # check_stored_vector's test in one dot product (what np.linalg.norm computes): a
+        # finite sum of squares means every entry is finite. Otherwise its own message.
+        sq = float(v64.dot(v64))
+        if not (math.isfinite(sq) and (sq == 0.0 or abs(math.sqrt(sq) - 1.0) <= NORM_TOLERANCE)):
+            problem = check_stored_vector(v, self.dim)
+            if problem is not None:  # what the store would refuse on read, it refuses to write
+                raise ValueError(f"vector: {problem}")
+        return v
 
     def _put(self, memory: Memory, vector: np.ndarray) -> None:
         old = self._memories.get(memory.id)
         if old is not None:
             self._hashes.pop((old.user_id, old.content_hash), None)
         self._memories[memory.id] = memory
-        self._users.setdefault(memory.user_id, _UserIndex()).put(memory.id, vector)
+        index = self._users.get(memory.user_id)
+        if index is None:
+            index = self._users[memory.user_id] = _UserIndex()
+        index.put(memory, vector)
         self._hashes[(memory.user_id, memory.content_hash)] = memory.id
 
     def _drop(self, memory: Memory) -> None:
@@ -881,20 +1026,12 @@ class MemoryStore:
                     stored = self.vector(mem.id, mem.user_id)
                     assert stored is not None
                     vectors[mem.id] = stored
-            staged[mem.id] = None if ch.kind == "DELETE" else mem.replace(
-                content_hash=mem.content_hash or content_hash(mem.content)
-            )
-            entries.append(
-                HistoryEntry(
-                    memory_id=mem.id,
-                    user_id=mem.user_id,
-                    action=ch.kind,
-                    old_content=ch.old_content,
-                    new_content=None if ch.kind == "DELETE" else mem.content,
-                    at=ch.at,
-                    logged_at=now,
-                )
-            )
+            if ch.kind == "DELETE":
+                staged[mem.id] = None
+            else:  # a Memory is frozen: one that carries its hash is stored as it is
+                staged[mem.id] = mem if mem.content_hash else mem.replace(content_hash=content_hash(mem.content))
+            entries.append(HistoryEntry(mem.id, mem.user_id, ch.kind, ch.old_content,
+                                        None if ch.kind == "DELETE" else mem.content, ch.at, now))
         if self._conn is not None:
             self._write_sqlite(staged, vectors, entries)
         # Only after the commit succeeded do the in-memory views change.
