@@ -96,37 +96,14 @@ def validate_thresholds(thresholds: Any, name: str = "thresholds") -> Thresholds
 # Validated triples by (defaults, raw env values): the environment is still read at every
 # call, only the parsing and checks of values already seen are skipped (every search
 # resolves its thresholds). Failures are never kept, so a bad value raises every time.
-_ENV_SEEN: dict[tuple[Thresholds, tuple[object, ...]], Thresholds] = {}
+_ENV_SEEN: dict[tuple[Thresholds, tuple[str | None, ...]], Thresholds] = {}
 _ENV_SEEN_MAX = 64
-# CPython's os.environ keeps its variables in `_data` under encoded keys: read there, an
-# unset variable costs no KeyError (os.environ.get raises and catches one per miss).
-_ENV_DATA = getattr(os.environ, "_data", None)
-_ENV_KEYS = (
-    tuple(os.environ.encodekey(v) for v in ENV_VARS)  # type: ignore[attr-defined]
-    if type(_ENV_DATA) is dict and hasattr(os.environ, "encodekey") and hasattr(os.environ, "decodevalue")
-    else ()
-)
-
-
-def _env_raw() -> tuple[tuple[object, ...], tuple[str | None, ...] | None]:
-    """The three variables as stored (the cache key), and their text, or None when the
-    key is CPython's encoded form (decoded on a cache miss only)."""
-    data = getattr(os.environ, "_data", None)
-    if _ENV_KEYS and data is _ENV_DATA and data is not None:
-        return (data.get(_ENV_KEYS[0]), data.get(_ENV_KEYS[1]), data.get(_ENV_KEYS[2])), None
-    values = (os.environ.get(ENV_VARS[0]), os.environ.get(ENV_VARS[1]), os.environ.get(ENV_VARS[2]))
-    return values, values
-
-
 def _env_thresholds(defaults: Thresholds) -> Thresholds:
-    raw, values = _env_raw()
-    key = (defaults, raw)
+    values = (os.environ.get(ENV_VARS[0]), os.environ.get(ENV_VARS[1]), os.environ.get(ENV_VARS[2]))
+    key = (defaults, values)
     seen = _ENV_SEEN.get(key)
     if seen is not None:
         return seen
-    if values is None:
-        decode: Any = os.environ.decodevalue  # type: ignore[attr-defined]
-        values = tuple(None if r is None else decode(r) for r in raw)
     if len(_ENV_SEEN) >= _ENV_SEEN_MAX:
         _ENV_SEEN.clear()
     _ENV_SEEN[key] = out = _parse_env_thresholds(defaults, values)
