@@ -8,14 +8,19 @@ A fact is read into a :class:`Reading`:
   cannot be resolved. ``?`` never matches anything.
 - ``slots``: the *single-valued* attributes the fact states, as
   ``{attribute: value}``: where someone lives, works, their job, their car,
-  school, partner, the user's own name, age, and "usual / main / favourite X".
+  school, partner and relationship status, the user's own name, age, phone,
+  a drug's dose, services one has one of ("my gym / dentist / GP is X",
+  "switched to X as my GP"), and "usual / main / favourite X".
   One fact can state two (``works as a nurse at Mercy``: job and employer).
   Attributes that several values hold at once (pets, children, allergies,
   languages, hobbies, conditions, anything "has / owns / adopted") are never
   slots: a second one is added next to the first.
 - ``old``: the value a fact says is gone, from explicit change markers of
   general English: "traded X for Y", "switched from X to Y", "replaced X with
-  Y", "Y instead of X", "left X for Y", "no longer X", "used to X", "quit X".
+  Y", "Y instead of X", "left X for Y", "no longer X", "used to X" (not of a
+  possession: "used to have a dog" says nothing of today's), "quit X",
+  "X is gone", "X is out, Y is in", "is off X". A wrapper noun around a named
+  value is read past ("cancelled the Planet Fitness membership").
 
 The patterns are general English (relation words, pronouns, functional verbs
 like "lives in" / "works at" / "drives"), not the wording of the project's
@@ -84,7 +89,8 @@ _NOT_JOBS = {"member", "citizen", "fan", "regular", "parent", "mom", "mum", "dad
 # not always ("is a runner"), so it is only ever *replaced* by an explicit job statement
 # ("became a firefighter", "works as a firefighter"), never replaces anything itself.
 _ROLE = re.compile(r"^(?:(?:is|am|are|'m|'s)\s+)?an?\s+(?P<v>[\w-]+(?:\s+[\w-]+){0,2}?)"
-                   r"(?P<now>\s+(?:now|these\s+days|nowadays))?\s*$", re.IGNORECASE)
+                   r"(?:(?P<now>\s+(?:now|these\s+days|nowadays))(?:,?\s+(?:after|since|that|following|because|having)\b.*)?)?"
+                   r"\s*$", re.IGNORECASE)
 # Evaluative or habitual adjectives that make "is a X" a trait, not a job ("is a keen climber").
 _NOT_ROLE_ADJ = {"big", "huge", "keen", "avid", "great", "good", "bad", "early", "night", "morning", "proud",
                  "happy", "lifelong", "die", "serious", "casual", "amateur", "passionate", "regular", "total",
@@ -106,8 +112,12 @@ _VALUE_CUT = re.compile(
 )
 
 
+_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St)\.", re.IGNORECASE)
+
+
 def _normalise_value(raw: str, cut: bool = True) -> str:
     # Values the pattern itself bounds (group "b") keep their connectives and dots.
+    raw = _TITLE_DOT.sub(r"\1", raw)  # "Dr. Moore": a title's dot does not end the value
     value = _VALUE_CUT.split(raw.strip(), maxsplit=1)[0] if cut else raw.strip()
     value = re.sub(rf"^(?:{_ARTICLES}\s+)+", "", value.strip().lower())
     return " ".join(value.replace("-", " ").split())
@@ -136,11 +146,30 @@ _JOB_END = (r"\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|when|re
             r"these\s+days|full[- ]time|part[- ]time)\b)")
 _SCHOOL_NOUNS = (r"(?:school|elementary|primary|middle|high|college|university|academy|kindergarten|"
                  r"preschool|nursery|institute|polytechnic|gymnasium|lyceum)")
+# World knowledge of general English: car makes, phone lines, dose units, and services one
+# has one of at a time (a second doctor is a specialist, named by "dentist", "therapist").
+_MAKES = (r"toyota|honda|ford|chevy|chevrolet|nissan|mazda|subaru|hyundai|kia|tesla|bmw|audi|mercedes|volkswagen|vw|"
+          r"volvo|jeep|dodge|gmc|buick|cadillac|lexus|acura|infiniti|porsche|fiat|renault|peugeot|citroen|skoda|"
+          r"seat|opel|vauxhall|mini|jaguar|land\s+rover|range\s+rover|lincoln|rivian|polestar|byd|suzuki|"
+          r"mitsubishi|alfa\s+romeo|prius|corolla|civic|camry|golf|model\s+[3sxy]")
+_VEHICLE_NOUNS = ("car", "truck", "pickup", "van", "minivan", "suv", "motorcycle", "motorbike", "hatchback",
+                  "sedan", "convertible", "ev", "electric car")
+_PHONES = r"iphone|pixel|galaxy\s+[sazn]\d*|samsung\s+galaxy|oneplus|motorola|moto\s+g|xiaomi|nokia|android\s+phone|flip\s+phone"
+_DOSE = r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|units?|iu|milligrams?|micrograms?)\b"
+_ONE_OF = (r"phone|gym|dentist|therapist|barber|hairdresser|hair\s+stylist|vet|pharmacy|mechanic|"
+           r"personal\s+trainer|trainer|accountant|lawyer|broker|bank|mobile\s+(?:carrier|provider|network)|"
+           r"(?:internet|broadband|phone|energy|electricity)\s+(?:provider|company|supplier)|carrier|"
+           r"gp|doctor|physician|family\s+doctor")
 _AUX = r"(?:(?:is|am|are|was|has\s+been|have\s+been|had\s+been|has|have|had|'s|'re|'m)\s+)?"
 _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("job", r"(?:works?|worked|working|employed)\s+as\s+(?:an?\s+)?(?P<v>[\w' -]+?)"
             r"(?:\s+(?:at|for|with)\s+(?P<e>.+)|\s*$|\s*[,;]|\s+(?=(?:last|this|next|in|since|after|before|"
             r"when|recently|now|too|again|these\s+days|full[- ]time|part[- ]time)\b))", False),
+    # "got hired as", "took a job as", "started working as": a new job named by how it began.
+    ("job", r"(?:(?:got|was|been|just)\s+)?(?:hired|taken\s+on|brought\s+on|signed\s+on)\s+as\s+(?:an?\s+)?"
+            rf"(?P<v>[\w' -]+?)(?:\s+(?:at|for|with|by)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("job", r"(?:took|takes|got|gets|landed|accepted|started|found)\s+(?:a|an|the)\s+(?:new\s+)?(?:job|position|role|post)\s+"
+            rf"as\s+(?:an?\s+)?(?P<v>[\w' -]+?)(?:\s+(?:at|for|with)\s+(?P<e>.+)|{_JOB_END})", False),
     ("job", r"(?:job|role|profession|occupation|position|title)\s+(?:is|as)\s+(?:an?\s+)?(?P<v>.+)", False),
     ("job", r"(?:works?|worked|working)\s+in\s+(?P<v>(?-i:[a-z])[\w -]*?)"
             rf"(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
@@ -163,7 +192,7 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("school", rf"(?:goes\s+to|go\s+to|going\s+to|started\s+at|starts\s+at|attends|attending|"
                rf"transferred\s+to|transfers\s+to|moved\s+to|switched\s+to|changed\s+to)\s+"
                rf"(?P<v>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*\s+{_SCHOOL_NOUNS}\b.*)", True),
-    ("employer", r"(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
+    ("employer", r"(?:(?:started|starts|began|begins)\s+)?(?:works?|worked|working|employed|job|teaches|teaching)\s+(?:at|for|by)\s+(?P<v>.+)", True),
     ("employer", r"(?:took|accepted|landed|got|started|signed)\s+(?:a|an|the)\s+(?:new\s+)?(?:full[- ]time\s+|part[- ]time\s+)?"
                  r"(?:job|position|role|post|offer|contract)\s+(?:at|with|from)\s+(?P<v>.+)", True),
     # Not "joined X": clubs, teams and gyms are joined too.
@@ -172,35 +201,60 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     # NorCal"), and replacing a city with its region would lose the answer.
     ("location", r"(?:lives?|lived|living|reside|resides|residing|based)\s+(?:now\s+)?(?:in|at|near|out\s+of)\s+(?P<v>.+)",
      True),
-    ("location", r"(?:moved|moving|relocated|relocating|move)\s+(?:back\s+)?(?:to|into)\s+(?P<v>.+)", True),
+    ("location", r"(?:moved|moving|relocated|relocating|move)\s+(?:(?:back|down|out|away)\s+)?(?:to|into)\s+(?P<v>.+)", True),
     ("location", r"home\s+is\s+(?:in\s+)?(?P<v>.+)", True),
     ("location", r"(?:calls?|calling)\s+(?P<v>.+?)\s+home\b", True),
     ("hometown", r"(?:born\s+in|grew\s+up\s+in|(?:is|am|are|comes?)\s+(?:originally\s+)?from)\s+(?P<v>.+)", True),
     # "eats a gluten-free and dairy-free diet": the whole phrase is the value, so a
     # change that extends the old diet is not read as the same value.
-    ("diet", r"eats?\s+(?:an?\s+)?(?:strict\s+)?(?P<b>[\w -]+?)\s+(?:diet|food)\b", False),
+    ("diet", r"(?:eats?|eating|follows?|following|(?:switched|changed|moved|went)\s+(?:over\s+)?to|started|"
+             r"starting|began|(?:is|am|are|'s|'m)\s+(?:on|doing)|on)\s+(?:an?\s+|the\s+)?"
+             r"(?:strict\s+)?(?P<b>[\w -]+?)\s+(?:diet|food)\b", False),
+    # Eating meat (again) ends a vegetarian or vegan diet; "eats fish" does not end every diet.
+    ("diet", r"(?:(?:started|starts|began|is|am|'s|'m)\s+)?(?:eats?|eating)\s+(?P<v>meat)\b", False),
     ("diet", r"(?:(?:is|am|are|'m|went|gone|going|became|eats?|eating|follows?|keeps?|on)\s+)?(?:an?\s+)?"
              r"(?:strict\s+)?(?P<v>vegetarian|vegan|pescatarian|keto|paleo|gluten[- ]free|carnivore|"
              r"omnivore|omnivorous|low[- ]carb|halal|kosher)\b", False),
     ("diet", r"diet\s+is\s+(?:an?\s+)?(?P<v>.+)", False),
+    # Relationship status: one at a time (single, dating, engaged, married, divorced, ...).
+    ("status", r"(?:got\s+)?(?P<v>married|engaged|dating)\s+(?:to\s+)?(?P<p>(?-i:[A-Z])[\w'-]*)", False),
+    ("status", r"(?:is|am|are|'s|'m|got|became|has\s+been)\s+(?:now\s+)?(?P<v>single|divorced|separated|widowed)(?![\w-])", False),
+    ("status", r"(?:is|am|are|'s|'m)\s+(?:now\s+)?(?:in\s+a\s+)?(?P<v>relationship)\s+with\s+(?P<p>.+)", False),
     ("partner", r"(?:married\s+to|dating|engaged\s+to|(?:partner|wife|husband|spouse|girlfriend|boyfriend)"
                 r"(?:'s\s+name)?\s+is)\s+(?P<v>.+)", False),
     ("vehicle", r"(?:drives|drive|driving)\s+(?:an?|the|his|her|their|my)\s+(?P<v>.+)", False),
-    ("vehicle", r"(?:new\s+)?car\s+is\s+(?:an?\s+)(?P<v>.+)", False),
+    ("vehicle", r"(?:new\s+)?car\s+is\s+(?:now\s+)?(?:an?\s+)(?P<v>.+)", False),
+    # "upgraded to a Hyundai Ioniq": a change verb whose object is a car (by make or by noun).
+    ("vehicle", r"(?:upgraded|downgraded|switched|changed|traded\s+up|traded\s+down)\s+to\s+(?:an?|the)\s+"
+                rf"(?:new\s+)?(?P<v>(?:{_MAKES})\b.*|(?:[\w-]+\s+){{0,2}}(?:{'|'.join(_VEHICLE_NOUNS)})\b.*)", False),
+    # The phone: "uses an iPhone 12", "phone is a Pixel 7", "upgraded to a Galaxy S24".
+    ("phone", r"(?:(?:uses|use|using|upgraded\s+to|switched\s+to|changed\s+to)\s+(?:an?|the)\s+"
+              rf"(?:new\s+)?|(?:new\s+)?phone\s+is\s+(?:now\s+)?(?:an?\s+)?)(?P<v>(?:{_PHONES})\b.*)", False),
     ("school", r"(?:(?:studies|study|studying|(?:an?\s+)?student|enrolled)\s+at|attends|attending)\s+(?P<v>.+)", True),
     ("age", r"(?:turned\s+|turns\s+)?(?P<v>\d{1,3})\s+years?\s+old\b", False),
     ("age", r"(?:turned|turns|just\s+turned)\s+(?P<v>\d{1,3})\b", False),
+    ("age", r"(?:(?:is|am|'s|'m)\s+|age\s+(?:is\s+)?|age:\s*)(?P<v>\d{1,3})(?:\s+now)?\s*$", False),
     ("drink", r"(?:usually|mostly|normally|always)\s+drinks?\s+(?P<v>.+)", False),
     ("drink", r"(?:usual|go-to|favou?rite|morning)\s+drink\s+is\s+(?P<v>.+)", False),
     ("exercise", r"(?:main\s+)?(?:workout|exercise|sport)\s+is\s+(?P<v>.+)", False),
+    # A dose per drug: "takes 50 mg of sertraline", "sertraline dose went up to 100 mg".
+    ("dose", rf"(?:takes|taking|take|on)\s+(?P<v>{_DOSE})\s+(?:of\s+)?(?P<q>[\w-]+)", False),
+    ("dose", r"(?P<q>[\w-]+)\s+(?:dose|dosage)\s+(?:is|was|has\s+been|(?:was\s+|got\s+|has\s+been\s+)?(?:went|gone|"
+             r"raised|increased|upped|bumped|lowered|reduced|cut|dropped|decreased|changed|adjusted)"
+             rf"(?:\s+(?:up|down))?\s+to)\s+(?P<v>{_DOSE})", False),
     ("medication", r"(?:takes|taking|take|on)\s+(?P<v>[\w-]+)\s+for\s+(?P<q>[\w' -]+)", False),
-    ("doctor", r"(?:doctor|physician|gp)\s+is\s+(?P<b>(?:dr\.?\s+)?[\w'-]+)", False),
+    ("doctor", r"(?:new\s+)?(?:family\s+)?(?:doctor|physician|gp)\s+is\s+(?:now\s+)?(?P<b>(?:dr\.?\s+)?[\w'-]+)", False),
+    # "<noun> is X" and "X as my <noun>" for services one has one of at a time.
+    ("own", rf"(?:new\s+)?(?P<q>{_ONE_OF})\s+(?:is|:)\s+(?:now\s+)?(?P<v>.+)", True),
+    ("own", r"(?:switched|changed|moved|went)\s+(?:over\s+)?to\s+(?P<b>(?:dr\.?\s+)?(?-i:[A-Z])[\w'.&-]*"
+            r"(?:\s+(?-i:[A-Z])[\w'.&-]*)*)\s+(?:as|for)\s+(?:my|his|her|their|our|a|the)\s+(?:new\s+)?"
+            rf"(?P<q>{_ONE_OF})\b", True),
     ("bank", r"(?:has\s+an?\s+)?(?:bank\s+account|checking\s+account|banks)\s+(?:is\s+)?(?:with|at)\s+(?P<v>.+)",
      False),
     ("insurance", r"(?:has\s+)?(?:health\s+)?insurance\s+(?:is\s+)?(?:through|with|from)\s+(?P<v>.+)", False),
     # "usual / main / favourite <noun> is X": the qualifier makes it one value at a time.
     ("fav", r"(?:usual|main|favou?rite|go-to|preferred|primary|current|next|upcoming)\s+(?P<q>[\w-]+(?:\s+[\w-]+)?)\s+"
-            r"(?:is|are)\s+(?:(?:to|in|at)\s+)?(?P<v>.+)", False),
+            r"(?:is|are|(?:has\s+|have\s+)?(?:changed|switched|moved)\s+to|(?:has\s+|have\s+)?become|became)\s+(?:(?:to|in|at)\s+)?(?P<v>.+)", False),
 )
 _SLOTS = tuple(
     (attr, re.compile(rf"^{_AUX}{pat}", re.IGNORECASE), proper) for attr, pat, proper in _SLOT_PATTERNS
@@ -220,7 +274,7 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:traded|trading|swapped|swapping|exchanged|ditched|dropped|gave\s+up|left|leaving|sold|quit)\s+"
     r"(?:in\s+)?(?P<old>.+?)\s+(?:for|in\s+favou?r\s+of)\s+\S",
     r"\b(?:switched|switching|changed|changing|moved|moving|went|upgraded|downgraded|transferred|"
-    r"converted|relocated|traded|swapped)\s+(?:\w+\s+)?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
+    r"converted|relocated|traded|swapped)\s+(?:[\w']+\s+){0,3}?from\s+(?P<old>.+?)\s+(?:to|for)\s+\S",
     r"\b(?:replaced|replacing|substituted)\s+(?P<old>.+?)\s+(?:with|by)\s+\S",
     r"^(?P<old>.+?)\s+(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:replaced|swapped|traded)\s+(?:by|with|for)\s+\S",
     r"\b(?:upgraded|downgraded|changed|switched|converted)\s+(?P<old>.+?)\s+(?:to|into)\s+\S",
@@ -229,7 +283,23 @@ _REPLACED = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"moved\s+on\s+from|done\s+with|retired\s+from|stepped\s+down\s+(?:as|from)|cancell?ed|called\s+off|"
     r"broke\s+up\s+with|divorced|moved\s+out\s+of|moved\s+away\s+from)\s+(?P<old>.+)",
     r"\b(?:not|doesn't|don't|isn't|aren't)\s+(?P<old>.+?)\s+(?:anymore|any\s+more)\b",
+    # "used to live in Boston (but now ...)": the habit or state is over.
+    r"\b(?P<past>used\s+to|formerly|previously)\s+(?P<old>.+)",
+    # "the Mazda is gone", "keto is out", "the old job is history".
+    r"^(?P<old>.+?)\s+(?:is|are|was|were|'s)\s+(?:(?:long|now|all)\s+)?(?:gone|history|over|finished|"
+    r"a\s+thing\s+of\s+the\s+past)\b",
+    # "X is out, Y is in": the idiom, not "the car is out for repair".
+    r"^(?P<old>.+?)\s+(?:is|are|'s)\s+out\s*[,;]?\s+(?:and\s+)?.+?\s+(?:is|are|'s)\s+in\b",
+    # "is off keto", "came off sertraline" (not "off work", "off sick": a day away, not a change).
+    r"\b(?:is|am|are|'s|'m|went|gone|came|come|got|been|stays?|stayed)\s+off\s+(?:of\s+)?"
+    r"(?!(?:work|duty|sick|today|tomorrow|school|for|on|to)\b)(?P<old>.+)",
+    # "and Tom got divorced", "and Sam split up": the partner named after the subject.
+    r"^(?:and|&)\s+(?P<old>[A-Z][\w'-]*)\s+(?:got\s+divorced|divorced|split\s+up|broke\s+up|separated)\b",
 ))
+# Nouns that only wrap the old value ("the Planet Fitness membership", "my Google job"):
+# the value is what is named inside them.
+_WRAPPERS = re.compile(r"\s+(?:membership|subscription|account|plan|contract|lease|policy|job|position|role|gig|"
+                       r"deal|card|habit|phase|routine)s?\s*$", re.IGNORECASE)
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -357,10 +427,25 @@ def read_slots(subject: str, rest: str) -> dict[str, str]:
     return out
 
 
+_DOCTOR_WORDS = {"doctor", "gp", "physician", "family doctor"}
+# Time adverbials inside a predicate ("favourite food these days is ramen"): they say when,
+# not what, so they are read past.
+_WHEN = re.compile(r"\s+(?:these\s+days|nowadays|lately|at\s+the\s+moment|right\s+now|at\s+present)\b(?=\s+\w)",
+                   re.IGNORECASE)
+
+
+def _qualified(attribute: str, q: str) -> str:
+    """``attribute:q`` ("fav:color"), or the attribute a service noun names ("own" + "gp" -> "doctor")."""
+    q = re.sub(r"(?<=[a-z]{2})our\b", "or", _normalise_value(q))  # "colour" is "color"
+    if attribute == "own":
+        return "doctor" if q in _DOCTOR_WORDS else q
+    return f"{attribute}:{q}"
+
+
 def _read_clause(subject: str, text: str) -> dict[str, str]:
     if not text or _NEGATION.search(text):
         return {}
-    pred = _strip_adverbs(text)
+    pred = _strip_adverbs(_WHEN.sub("", text))
     if subject == "user":
         m = _USER_NAME.match(pred)
         if m:
@@ -385,12 +470,18 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
             value = re.split(r"\s+(?:to|from|into|around|through|every|each)\b", value)[0]
             if not (_proper(raw) or _VEHICLES & set(value.split())):
                 continue
+        if attribute in ("doctor", "own"):
+            value = re.sub(r"^dr\.?\s+", "", value)  # "Dr. Patel" and "Dr Patel" are one doctor
         if groups.get("q"):
-            attribute = f"{attribute}:{_normalise_value(groups['q'])}"
+            attribute = _qualified(attribute, groups["q"])
+        if attribute.startswith("dose"):
+            value = re.sub(r"(?<=\d)\s+(?=[a-zµ])", "", value)  # "50 mg" is "50mg"
         out = {attribute: value}
         employer = groups.get("e")
         if employer and (_proper(employer) or _article_led(employer)):
             out["employer"] = _normalise_value(employer)
+        if groups.get("p"):  # "married Paul": who with (read first, as a partner fact) and the status
+            out = {"partner": _normalise_value(groups["p"]), attribute: "dating" if value == "relationship" else value}
         return out
     m = _ROLE.match(pred)
     if m:
@@ -401,6 +492,9 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
     return {}
 
 
+_COPULAS = {"is", "am", "are", "was", "were", "be", "been"}
+
+
 def read_old(text: str) -> tuple[tuple[str, ...], bool]:
     """(content words of the value the fact says is gone, whether its verb was a light verb)."""
     for pattern in _REPLACED:
@@ -408,8 +502,11 @@ def read_old(text: str) -> tuple[tuple[str, ...], bool]:
         if not m:
             continue
         old = _VALUE_CUT.split(m.group("old").strip(), maxsplit=1)[0]
+        old = _WRAPPERS.sub("", old) if any(w[:1].isupper() for w in old.split()) else old
         words = old.split()
         light = bool(words) and words[0].lower() in _LIGHT_VERBS
+        if m.groupdict().get("past") and light and words[0].lower() not in _COPULAS:
+            continue  # "used to have a dog (as a kid)" says nothing about the dog of today
         toks = tuple(stems(old))
         if light:
             toks = tuple(stems(" ".join(words[1:])))
@@ -462,7 +559,7 @@ def mentions(words: frozenset[str], old: tuple[str, ...]) -> bool:
 _CHANGE = re.compile(
     r"\b(?:now|nowadays|these\s+days|currently|at\s+the\s+moment|at\s+present|from\s+now\s+on|"
     r"instead|switched\s+to|changed\s+to|moved\s+on\s+to|became|has\s+become|"
-    r"have\s+become)\b",
+    rf"have\s+become|since\s+(?:{_MONTHS}|last\s+\w+|(?:early|late|mid)[- ]?{_MONTHS}|the\s+move|then))\b",
     re.IGNORECASE,
 )
 # Words that add a value next to the old one ("now also", "a second", "two more").
