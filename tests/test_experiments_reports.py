@@ -155,8 +155,9 @@ def test_takeaway_quotes_each_run_that_exists():
                            for y in ("off", "on", "on_lexicon")], [{"config": {"params": {"plot_store": 300}}}]),
     }
     text = takeaway(sources, ["a", "b"], recs=[])
-    assert text.startswith("Of 2 embedders, a separates answerable from unanswerable questions best "
-                           "(AUROC 0.810 [0.400, 0.600]) and b worst")
+    # b's interval reaches a's: the takeaway must not call a "best" without saying so
+    assert text.startswith("Of 2 embedders, a has the highest AUROC for answerable against unanswerable "
+                           "questions (0.810 [0.400, 0.600]), with intervals overlapping b (")
     assert "Answerability v2 reaches AUROC 0.500 [0.400, 0.600] on world A's holdout" in text
     assert "rule resolver leaves the stale value retrievable in 50.0% [40.0, 60.0]" in text
     assert "After 60 quiet days in a store of 300" in text

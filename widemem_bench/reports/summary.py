@@ -160,12 +160,15 @@ def _s_auroc(sources: Mapping[str, Any], embedders: Sequence[str]) -> str | None
         return None
     order = sorted(vals, key=lambda e: -vals[e][0])
     best = order[0]
-    s = (f"Of {len(order)} embedders, {best} separates answerable from unanswerable questions best "
-         f"(AUROC {fmt_ci(vals[best], pct=False)})" if len(order) > 1 else
-         f"{best} separates answerable from unanswerable questions with AUROC {fmt_ci(vals[best], pct=False)}")
-    if len(order) > 1:
-        s += f" and {order[-1]} worst ({fmt_ci(vals[order[-1]], pct=False)})"
-    return s + "."
+    if len(order) == 1:
+        return f"{best} separates answerable from unanswerable questions with AUROC {fmt_ci(vals[best], pct=False)}."
+    # "best" only where the intervals say so: name every embedder whose interval reaches the top one's
+    tied = [e for e in order[1:] if vals[e][2] >= vals[best][1]]
+    s = (f"Of {len(order)} embedders, {best} has the highest AUROC for answerable against unanswerable "
+         f"questions ({fmt_ci(vals[best], pct=False)})")
+    if tied:
+        s += ", with intervals overlapping " + ", ".join(f"{e} ({vals[e][0]:.3f})" for e in tied)
+    return s + f"; {order[-1]} is lowest ({fmt_ci(vals[order[-1]], pct=False)})."
 
 
 def _s_defaults(recs: Sequence[Mapping[str, Any]], prefer: Sequence[str]) -> str | None:

@@ -274,7 +274,7 @@ def section_decay(src: Source, figures: Path) -> str:
         _fence(src.command),
         "",
         "hit@1 of answerable questions by the age of their gold memory at question time "
-        "(MiniLM-L6, widemem weights). Point estimates; the record holds the bootstrap intervals.",
+        "(MiniLM-L6, widemem weights). Bars: 95% cluster-bootstrap intervals by user.",
         "",
         table,
         "",

@@ -124,7 +124,7 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
                 "FC other_person": _pct(get("false_confidence", "other_person", label)),
                 "hit@1": _pct(get("hit@1")), "hit@5": _pct(get("hit@5")),
                 "stale first": _pct(get("stale_first")), "stale above current": _pct(get("stale_above_current")),
-                "per add": f"{get('ms_per_add'):.1f} ms", "per search": f"{get('ms_per_search'):.1f} ms",
+                "per add": f"{get('ms_per_add'):.2f} ms", "per search": f"{get('ms_per_search'):.2f} ms",
             })
     out = ["", "### Any memory system through the timelines (`MemoryAdapter`)", "",
            "Each adapter stores every fact of the sampled users in timeline order and answers every question "

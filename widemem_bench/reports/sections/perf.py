@@ -290,8 +290,10 @@ def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: P
         return ""
     val = {str(r["metric"]): float(r["value"]) for _, r in results.iterrows()}
     out = ["## Speed (`perf`)", "",
-           "Light variant (`python -m widemem_bench.run experiment=perf`); wall-clock ratios measured "
-           "back to back in one run, on a machine shared with other jobs.", ""]
+           "`make bench` runs a light variant of `make perf` (fewer rounds) so the report has the ratios "
+           "of this machine and commit; `reports/perf.md` (`make perf`) holds the full tables and the targets. "
+           "Wall-clock ratios measured back to back in one run, on a machine shared with other jobs; timings "
+           "are not part of `make check-report`.", ""]
     if "online_over_widemem" in val:
         out.append(f"- online (each call encodes its own text): {val['online_over_widemem']:.2f}x widemem 2.0.2 as "
                    f"it ships; with the same encoder on both sides the engine's time beyond encoding is "
