@@ -38,18 +38,20 @@ def _floor_plot(table: pd.DataFrame, path: Path) -> Path:
         base = table[(table["setting"] == "rule") & (table["kind"] == kind) & (table["metric"] == "survival")
                      & (table["attribute"] == "all")]
         if len(base):
-            ax.axhline(float(base["value"].iloc[0]), color=ax.lines[-1].get_color(), lw=0.8, ls=":")
+            ax.axhline(float(base["value"].iloc[0]), color=ax.lines[-1].get_color(), lw=1.0, ls=":",
+                       label=f"rule, {kind}, no floor")
     app = table[(table["setting"] == "append") & (table["kind"] == "direct") & (table["metric"] == "survival")
                 & (table["attribute"] == "all")]
     if len(app):
         ax.axhline(float(app["value"].iloc[0]), color="grey", lw=0.8, ls="-.", label="append, direct")
     ax.set_xlabel("candidate similarity floor of the rule resolver")
-    ax.set_ylabel("contradiction survival")
+    ax.set_ylabel("survival: stale fact still retrieved\n(share of stale probes, 0-1)")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=8)
-    ax.set_title("Stale facts surviving vs similarity floor (dotted: no floor)", fontsize=9)
+    # Below the axes: inside, five entries would cover the curves near 0 and 1.
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    ax.set_title("Stale facts surviving vs similarity floor (dotted: the rule with no floor)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 

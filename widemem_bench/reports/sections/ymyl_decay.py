@@ -48,6 +48,8 @@ def _plot(table: pd.DataFrame, path: Path, decay: str, rate: float, reach_k: int
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
+    from widemem_bench.reports.plots import spaced_ticks
+
     t = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == store)]
     fig, axes = plt.subplots(2, 3, figsize=(15.5, 7.6), sharex=True)
     metrics = (("in_reach", f"in the top {reach_k}"), ("top1", "at top 1"),
@@ -70,9 +72,13 @@ def _plot(table: pd.DataFrame, path: Path, decay: str, rate: float, reach_k: int
             ax.axvline(60, color="grey", lw=0.8)
             ax.text(60, 1.0, " 60 d", color="grey", fontsize=8, va="top", transform=ax.get_xaxis_transform())
             ax.set_xscale("log")
-            days = sorted(set(t["days"]))
-            ax.set_xticks(days, [f"{d:g}" for d in days])
-            ax.minorticks_off()
+            # Every measured day gets a tick, only well-spaced ones a label: the later
+            # days sit close together on the log axis and their labels ran together.
+            days = sorted(float(d) for d in set(t["days"]))
+            ax.set_xticks(days, minor=True)
+            ax.tick_params(axis="x", which="minor", length=3, labelbottom=False)
+            labelled = spaced_ticks(days)
+            ax.set_xticks(labelled, [f"{d:g}" for d in labelled])
             if r == len(_PLOT_ROWS) - 1:
                 ax.set_xlabel("days since the fact was last mentioned (log scale)")
             ax.set_title(f"{row_title}: {title}", fontsize=9)
