@@ -13,21 +13,15 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _embedders import make_test_embedder
+from _rule_replay import replay_rule
 
-from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.engine.slots import read
 
 T0 = dt.datetime(2025, 6, 1, 9)
 
 
 def _replay(*facts: str) -> list[str]:
-    eng = MemoryEngine(make_test_embedder(), EngineConfig(resolver="rule", candidate_k=5))
-    for day, fact in enumerate(facts):
-        eng.add_fact(fact, "u", at=T0 + dt.timedelta(days=day))
-    stored = sorted(m.content for m in eng.memories("u"))
-    eng.close()
-    return stored
+    return replay_rule(*facts, t0=T0)[0]
 
 
 # Home, work, job, car, phone, diet, relationship, doctor, dose, gym, school, team, favourites, age.

@@ -10,9 +10,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from _embedders import make_test_embedder
+from _rule_replay import replay_rule
 
-from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.engine.extractors import Fact
 from widemem_bench.engine.resolvers import Action, RuleResolver, parse_slot
 from widemem_bench.engine.slots import read
@@ -23,14 +22,7 @@ T0 = dt.datetime(2025, 3, 1, 9)
 
 def _replay(*facts: str, k: int = 5) -> tuple[list[str], list[str]]:
     """(stored contents, action kinds) after adding ``facts`` one a day for user "u"."""
-    eng = MemoryEngine(make_test_embedder(), EngineConfig(resolver="rule", candidate_k=k))
-    kinds = []
-    for day, fact in enumerate(facts):
-        res = eng.add_fact(fact, "u", at=T0 + dt.timedelta(days=day))
-        kinds.extend(a.kind for a in res.actions)
-    stored = sorted(m.content for m in eng.memories("u"))
-    eng.close()
-    return stored, kinds
+    return replay_rule(*facts, k=k, t0=T0)
 
 
 def _mem(mid: str, content: str) -> Memory:
