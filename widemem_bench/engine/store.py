@@ -874,16 +874,6 @@ class MemoryStore:
     def __len__(self) -> int:
         return len(self._memories)
 
-    def similarities(self, user_id: str, query: np.ndarray) -> tuple[list[Memory], np.ndarray]:
-        """Every memory of ``user_id`` with its cosine to ``query`` (a unit vector)."""
-        with self._lock:  # the matrix is rebuilt lazily: never while another thread writes
-            index = self._users.get(user_id)
-            if index is None or not index.vectors:
-                return [], np.zeros(0, dtype=np.float32)
-            ids, matrix = index.matrix(self.dim or query.shape[0])
-            sims = matrix @ np.asarray(query, dtype=np.float32)
-            return [self._memories[i] for i in ids], sims
-
     def search(self, user_id: str, query: np.ndarray, k: int) -> list[tuple[Memory, float]]:
         """The ``k`` nearest memories of ``user_id`` by cosine, nearest first.
 
