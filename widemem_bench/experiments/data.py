@@ -40,7 +40,7 @@ def load_dataset(ds: dict[str, Any], paths: dict[str, Any]) -> tuple[Any, dict[s
                             if ds.get(k) is not None}
     if ds.get("start"):
         opts["start"] = dt.datetime.fromisoformat(str(ds["start"]))
-    # which world: "a" (the timelines) or "b" (world B, evaluation-only)
+    # which world: "a" (the timelines), "b" (world B, evaluation-only), "c" (world C, development)
     opts["world"] = tl.check_world(ds.get("world", "a"))
     n_users, seed = int(ds["n_users"]), int(ds["seed"])
     root = dataset_root(ds, paths)

@@ -1,6 +1,6 @@
 """Build the data sets dataset configs name, if they are missing or stale.
 
-    python -m widemem_bench.timelines.build                       # timelines + world_b (make data)
+    python -m widemem_bench.timelines.build                       # timelines, world_b, world_c (make data)
     python -m widemem_bench.timelines.build --config timelines_small
     python -m widemem_bench.timelines.build --config world_b --n-users 50 --seed 3 --out /tmp/wb
 
@@ -18,8 +18,9 @@ from pathlib import Path
 from widemem_bench.timelines.dataset import generate
 from widemem_bench.timelines.materialize import dataset_path, is_complete, read_config, settings
 
-# What `make data` builds: world A (the timelines) and world B (evaluation-only).
-DEFAULT_CONFIGS: tuple[str, ...] = ("timelines", "world_b")
+# What `make data` builds: world A (the timelines), world B (evaluation-only) and world C
+# (development).
+DEFAULT_CONFIGS: tuple[str, ...] = ("timelines", "world_b", "world_c")
 
 
 def build_one(name: str, n_users: int | None = None, seed: int | None = None,
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     ap.add_argument("--config", action="append", default=None,
                     help="dataset config name in configs/dataset/ (repeatable; default: "
-                         + " and ".join(DEFAULT_CONFIGS) + ")")
+                         + ", ".join(DEFAULT_CONFIGS) + ")")
     ap.add_argument("--n-users", type=int, default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--out", default=None, help="root folder (the version folder goes inside)")

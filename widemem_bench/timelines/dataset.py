@@ -26,6 +26,8 @@ from widemem_bench.timelines.generator import (
 from widemem_bench.timelines.templates import SPLITS
 from widemem_bench.timelines.world_b import WORLD_B_VERSION
 from widemem_bench.timelines.world_b import generate_tables as generate_tables_b
+from widemem_bench.timelines.world_c import WORLD_C_VERSION
+from widemem_bench.timelines.world_c import generate_tables as generate_tables_c
 
 TABLES: tuple[str, ...] = ("events", "questions")
 # BEIR's loader reads qrels/<split>.tsv and defaults to "test"; its names for our splits.
@@ -68,8 +70,12 @@ def beir_scope(results: dict[str, dict[str, float]]) -> dict[str, dict[str, floa
 _DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
 
 # The worlds a data set can come from: "a" is the timelines every method is fitted on
-# (train / validation only), "b" an independently designed world for evaluation only.
-WORLDS: dict[str, str] = {"a": "timelines (world A)", "b": "world_b (evaluation-only)"}
+# (train / validation only), "b" an independently designed world for evaluation only,
+# "c" a third world, written blind to B, to develop and tune on (issue 13).
+WORLDS: dict[str, str] = {"a": "timelines (world A)", "b": "world_b (evaluation-only)",
+                          "c": "world_c (development)"}
+# Worlds nothing may be fitted, tuned or calibrated on.
+SEALED_WORLDS: tuple[str, ...] = ("b",)
 
 
 def check_world(world: object) -> str:
@@ -81,16 +87,21 @@ def check_world(world: object) -> str:
 
 def check_fittable(world: str, what: str = "this") -> None:
     """Refuse to fit on world B: it is for evaluation only (issue 13). Call it where a
-    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``)."""
-    if check_world(world) != "a":
+    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``).
+    World C is a development world: fitting on it is allowed."""
+    if check_world(world) in SEALED_WORLDS:
         raise ValueError(f"dataset: world {world!r} is evaluation-only; {what} fits on world A "
-                         "train / validation only (dataset=timelines or timelines_small)")
+                         "train / validation (dataset=timelines or timelines_small) or world C")
 
 
 def world_version(world: str = "a") -> str:
     """Version prefix of a world's folders: ``v4`` (world A), ``b2v4`` (world B v2 on the
-    shared ground-truth machinery of generator v4: a change to either rebuilds it)."""
-    return f"v{GENERATOR_VERSION}" if check_world(world) == "a" else f"b{WORLD_B_VERSION}v{GENERATOR_VERSION}"
+    shared ground-truth machinery of generator v4: a change to either rebuilds it),
+    ``c1v4`` (world C v1, on generator v4's columns)."""
+    w = check_world(world)
+    if w == "a":
+        return f"v{GENERATOR_VERSION}"
+    return f"{w}{WORLD_B_VERSION if w == 'b' else WORLD_C_VERSION}v{GENERATOR_VERSION}"
 
 
 def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
@@ -178,8 +189,9 @@ class Timelines:
 
     def card(self) -> str:
         """Dataset card (README.md) with YAML config header and count tables."""
-        b = self.world == "b"
-        pretty = "widemem_bench world B (evaluation-only)" if b else "widemem_bench synthetic user timelines"
+        b, c = self.world == "b", self.world == "c"
+        pretty = ("widemem_bench world B (evaluation-only)" if b else
+                  "widemem_bench world C (development)" if c else "widemem_bench synthetic user timelines")
         lines = ["---", f"pretty_name: {pretty}",
                  "license: apache-2.0", "configs:"]
         for table in TABLES:
@@ -189,13 +201,18 @@ class Timelines:
             lines.append("  data_files:")
             for s in SPLITS:
                 lines += [f"  - split: {s}", f"    path: {split_file(table, s)}"]
-        title = "World B" if b else "Synthetic user timelines"
+        title = "World B" if b else "World C" if c else "Synthetic user timelines"
         lines += ["---", "", f"# {title} `{self.version}`", ""]
         if b:
             lines += ["**Evaluation only.** Nothing is fitted or tuned on world B, and no word "
                       "list or constant in method code may come from it; see "
                       "`datasets/world_b/README.md` in the repository.", "",
                       f"- world B version: {self.meta.get('world_version')}"]
+        if c:
+            lines += ["**Development world.** Written blind to world B, to develop and tune the "
+                      "contradiction resolvers on (fitting allowed); see `datasets/world_c/README.md` "
+                      "in the repository.", "",
+                      f"- world C version: {self.meta.get('world_version')}"]
         lines += [f"- generator version: {self.meta['generator_version']}",
                   f"- seed: {self.meta['seed']}",
                   f"- users: {self.meta['n_users']}",
@@ -203,10 +220,11 @@ class Timelines:
                   f"- questions per user: {self.meta['questions_per_user']}",
                   "",
                   "Built by `python -m widemem_bench.timelines.build`; see "
-                  f"`datasets/{'world_b' if b else 'timelines'}/README.md` in the repository "
+                  f"`datasets/{'world_b' if b else 'world_c' if c else 'timelines'}/README.md` in the repository "
                   "for the columns.",
                   ("Splits are by user (world B as a whole is for evaluation; its phrasings are "
                    "shared by its splits)." if b else
+                   "Splits are by user; every split is for development, phrasings are shared." if c else
                    "Splits are by user and by template family: a holdout user's utterances, stored "
                    "facts and questions use phrasings that no train or validation user sees."), ""]
         counts = self.counts()
@@ -313,13 +331,13 @@ def generate(n_users: int = 300, seed: int = 0, *, span_days: int = 365,
             raise ValueError(f"start: expected an ISO date, got {start!r}") from exc
     if start.tzinfo is not None:
         raise ValueError("start: expected a timezone-naive datetime (meaning UTC)")
-    gen = generate_tables if world == "a" else generate_tables_b
+    gen = {"a": generate_tables, "b": generate_tables_b, "c": generate_tables_c}[world]
     events, questions = gen(n_users, seed, span_days, start, questions_per_user, progress=progress)
     meta: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "n_users": n_users, "seed": seed,
                             "span_days": span_days, "start": start.isoformat(),
                             "questions_per_user": questions_per_user, "world": world}
-    if world == "b":
-        meta["world_version"] = WORLD_B_VERSION
+    if world in ("b", "c"):
+        meta["world_version"] = WORLD_B_VERSION if world == "b" else WORLD_C_VERSION
     return Timelines(events, questions, meta)
 
 
