@@ -46,6 +46,7 @@ from .llm import ChatClient
 from .modes import RETRIEVAL_MODE_PRESETS, RetrievalMode, resolve_mode, search_plan
 from .recency import decay
 from .resolvers import Action, AppendResolver, make_resolver
+from .slots import NameEvidence
 from .store import (
     Change,
     HistoryEntry,
@@ -285,6 +286,7 @@ class MemoryEngine:
         self.store = MemoryStore(store_path, dim=int(embedder.dim), embedder=binding, legacy_embedder=legacy,
                                  on_damage=on_damage)
         self._calibrated: tuple[float, float, float] | None = None
+        self._names: dict[str, NameEvidence] = {}  # user -> names they go by (the rule resolver reads them)
         # One engine may be shared by threads: each public call runs alone (re-entrant,
         # so pin -> add-style planning nests). The embedder runs inside the lock too.
         self._lock = threading.RLock()
@@ -440,7 +442,11 @@ class MemoryEngine:
                 )
 
         if any(candidates) and type(self.resolver) is not AppendResolver:
-            actions = list(self.resolver.decide(facts, candidates))
+            if getattr(self.resolver, "reads_user_names", False):
+                names = self._user_names(user_id, facts)
+                actions = list(self.resolver.decide(facts, candidates, user_names=names))  # type: ignore[call-arg]
+            else:
+                actions = list(self.resolver.decide(facts, candidates))
         else:
             # widemem adds everything without asking the resolver when nothing is near
             # (and the append resolver answers ADD for every fact anyway).
@@ -448,6 +454,19 @@ class MemoryEngine:
         changes = self._stage(actions, facts, hashes, categories, vectors, candidates, user_id,
                               (stamp, wall), result)
         return changes, result
+
+    def _user_names(self, user_id: str, facts: Sequence[Fact]) -> frozenset[str]:
+        """Names the user goes by (`slots.NameEvidence`): read once from their store, then
+        from each fact offered to it."""
+        known = self._names.get(user_id)
+        if known is None:
+            known = NameEvidence()
+            for m in self.store.memories(user_id):
+                known.add(m.content)
+            self._names[user_id] = known
+        for f in facts:
+            known.add(f.content)
+        return known.self_names()
 
     def _distinct_facts(
         self, raw_facts: Sequence[Fact]

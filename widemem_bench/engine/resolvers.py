@@ -83,9 +83,12 @@ class RuleResolver:
     Per new fact, candidates are read nearest first (see :mod:`.slots`); the
     first decisive one wins:
 
-    - another subject (the user vs "my sister" vs "Priya") is never touched;
+    - another subject (the user vs "my sister" vs "Priya") is never touched; a
+      name is the user only when the store states it ("my name is Priya",
+      "goes by Priya"), never by guess;
     - same single-valued attribute (lives in, works at, job, car, school, the
-      user's own name, ...) with another value -> UPDATE; with the same value
+      user's own name, a possessor's "<noun> is <value>", ...) with another
+      value -> UPDATE; with the same value
       -> NONE when the new fact says nothing the old one does not, UPDATE when
       the new one says strictly more, else ADD;
     - an explicit change marker naming the old value ("traded the Civic for",
@@ -93,7 +96,7 @@ class RuleResolver:
       -> UPDATE a memory that holds that value, unless their attributes
       disagree, the memory is permanent (hometown), or it states a
       several-valued fact (allergic, speaks, ...) whose verb the marker does
-      not repeat;
+      not repeat, unless the marker ends a practice ("quit padel", "gave up X");
     - otherwise ADD. Never DELETE: the retired memory is overwritten by the
       fact that retires it, so the store still says what changed.
 
@@ -102,24 +105,29 @@ class RuleResolver:
     """
 
     name = "rule"
+    # The engine passes the names the user goes by (`slots.user_names` over the store):
+    # notes that name the user ("Priya moved to Lisbon") are about the user.
+    reads_user_names = True
 
-    def decide(self, facts: Sequence[Fact], candidates: Candidates) -> list[Action]:
+    def decide(self, facts: Sequence[Fact], candidates: Candidates,
+               user_names: frozenset[str] = frozenset()) -> list[Action]:
         actions: list[Action] = []
         for i, fact in enumerate(facts):
-            actions.append(self._decide_one(i, fact, candidates[i] if i < len(candidates) else ()))
+            actions.append(self._decide_one(i, fact, candidates[i] if i < len(candidates) else (), user_names))
         return actions
 
     @staticmethod
-    def _decide_one(i: int, fact: Fact, cands: Sequence[tuple[Memory, float]]) -> Action:
+    def _decide_one(i: int, fact: Fact, cands: Sequence[tuple[Memory, float]],
+                    names: frozenset[str] = frozenset()) -> Action:
         chash = content_hash(fact.content)
         for memory, _ in cands:
             if (memory.content_hash or content_hash(memory.content)) == chash:
                 return Action("NONE", i, memory.id)
-        new = read_fact(fact.content)
+        new = read_fact(fact.content, names)
         if new.subject == "?":
             return Action("ADD", i)
         for memory, _ in cands:
-            old = read_fact(memory.content)
+            old = read_fact(memory.content, names)
             if old.subject != new.subject:
                 continue
             shared = new.slots.keys() & old.slots.keys()
@@ -142,7 +150,7 @@ class RuleResolver:
         if not new.slots:
             _, new_rest = split_subject(_plain(fact.content))
             for memory, _ in cands:
-                old = read_fact(memory.content)
+                old = read_fact(memory.content, names)
                 if old.subject != new.subject or old.slots:
                     continue
                 _, old_rest = split_subject(_plain(memory.content))
@@ -166,7 +174,7 @@ def _retires(new: Reading, old: Reading) -> bool:
     # A several-valued fact ("is allergic to X", "speaks X") is retired only when the
     # marker repeats its verb ("no longer allergic to X"); possession ("has a X") by
     # any marker naming X ("sold the X", "no longer has the X").
-    return old.verb in ("has", "is") or old.verb in new.old
+    return old.verb in ("has", "is") or old.verb in new.old or new.cease
 
 
 class OracleResolver:

@@ -170,6 +170,7 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
             rf"(?P<v>[\w' -]+?)(?:\s+(?:at|for|with|by)\s+(?P<e>.+)|{_JOB_END})", False),
     ("job", r"(?:took|takes|got|gets|landed|accepted|started|found)\s+(?:a|an|the)\s+(?:new\s+)?(?:job|position|role|post)\s+"
             rf"as\s+(?:an?\s+)?(?P<v>[\w' -]+?)(?:\s+(?:at|for|with)\s+(?P<e>.+)|{_JOB_END})", False),
+    ("employer", r"(?:job|role|position)\s+is\s+(?:at|with)\s+(?P<v>.+)", True),
     ("job", r"(?:job|role|profession|occupation|position|title)\s+(?:is|as)\s+(?:an?\s+)?(?P<v>.+)", False),
     ("job", r"(?:works?|worked|working)\s+in\s+(?P<v>(?-i:[a-z])[\w -]*?)"
             rf"(?:\s+(?:at|for)\s+(?P<e>.+)|{_JOB_END})", False),
@@ -220,6 +221,10 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     ("status", r"(?:got\s+)?(?P<v>married|engaged|dating)\s+(?:to\s+)?(?P<p>(?-i:[A-Z])[\w'-]*)", False),
     ("status", r"(?:is|am|are|'s|'m|got|became|has\s+been)\s+(?:now\s+)?(?P<v>single|divorced|separated|widowed)(?![\w-])", False),
     ("status", r"(?:is|am|are|'s|'m)\s+(?:now\s+)?(?:in\s+a\s+)?(?P<v>relationship)\s+with\s+(?P<p>.+)", False),
+    # "is engaged" with nobody named: the status alone.
+    ("status", r"(?:is|am|are|'s|'m)\s+(?:now\s+)?(?P<v>married|engaged|dating)\s*$", False),
+    # Whom one reports to: one line manager at a time ("reports to Fenna").
+    ("manager", r"(?:reports?|reporting|answers?|answering)\s+(?:directly\s+)?to\s+(?P<v>.+)", True),
     ("partner", r"(?:married\s+to|dating|engaged\s+to|(?:partner|wife|husband|spouse|girlfriend|boyfriend)"
                 r"(?:'s\s+name)?\s+is)\s+(?P<v>.+)", False),
     ("vehicle", r"(?:drives|drive|driving)\s+(?:an?|the|his|her|their|my)\s+(?P<v>.+)", False),
@@ -336,6 +341,7 @@ class Reading:
     light_old: bool = False
     words: frozenset[str] = frozenset()
     verb: str = ""
+    cease: bool = False  # the named old value is a practice given up ("quit padel", "gave up X")
 
 
 # Spellings of one relation (general English): "mum" and "mother" are one person.
@@ -411,6 +417,67 @@ _VEHICLES = {"car", "truck", "pickup", "van", "minivan", "suv", "motorcycle", "m
              "bike", "ev", "hatchback", "sedan", "convertible", "jeep", "wagon", "hybrid", "coupe", "camper"}
 
 
+# "<noun> is <value>" ("gym is Pulse", "relationship status is engaged", "Ana's team is
+# Valemont FC"): a possessor's singular noun names one thing at a time, so the noun is the
+# slot. General English, no attribute list: the noun phrase itself is the key. Not a plural
+# noun, not a name ("dog is called Rex" names one of possibly several), not "one of".
+_KEY_IS = re.compile(
+    r"^(?P<q>(?-i:[a-z])[a-z'-]*(?:\s+[a-z][a-z'-]*){0,2})\s+(?:is|:)\s+(?:now\s+|still\s+)?"
+    r"(?!(?:called|named|not|no|one|also|among|part|in\s+(?:a|the)\s+\w+\s+with)\b)(?P<v>.+)$",
+    re.IGNORECASE,
+)
+# Head nouns that name a slot the patterns above already read: one key for both wordings
+# ("home city is X" and "lives in X"; "office is at X" and "works at X").
+_KEY_SLOTS = {"home": "location", "home city": "location", "city": "location", "address": "location",
+              "home address": "location", "employer": "employer", "office": "employer",
+              "workplace": "employer", "company": "employer", "title": "job", "job title": "job",
+              "occupation": "job", "profession": "job", "car": "vehicle", "phone": "phone", "diet": "diet",
+              "relationship status": "status", "marital status": "status"}
+_KEY_NOT = _STOP | {"what", "who", "where", "which", "how", "why", "when", "one", "part", "name", "names",
+                    "reason", "plan", "idea", "problem", "question", "thing", "news", "point", "goal"}
+_PREP_LEAD = re.compile(r"^(?:at|with|for|in|on|to|by)\s+", re.IGNORECASE)
+# A place whose last word is a street or area noun is a part of a town ("lives in Copperfield
+# Row"): a slot of its own, so moving street never rewrites the city, nor the reverse.
+_AREA_NOUNS = frozenset({
+    # Only nouns that name a street or a part of a town; not "area", "park", "hills" or
+    # "village" ("the Bay Area", "Beverly Hills" are regions and towns).
+    "street", "st", "road", "rd", "lane", "avenue", "ave", "row", "district", "quarter", "rise", "square",
+    "heights", "estate", "green", "gardens", "court", "close", "terrace", "crescent", "drive", "mews",
+    "walk", "yard", "wharf", "docks", "neighbourhood", "neighborhood", "borough", "ward", "precinct", "block",
+})
+
+
+def _key_slot(pred: str) -> dict[str, str]:
+    m = _KEY_IS.match(pred)
+    if not m:
+        return {}
+    key = " ".join(m.group("q").lower().split())
+    words = key.split()
+    if words[0] in _KEY_NOT or words[-1] in _KEY_NOT or (words[-1].endswith("s") and not
+                                                           words[-1].endswith(("ss", "us", "is"))):
+        return {}
+    raw = m.group("v")
+    attribute = _KEY_SLOTS.get(key, f"key:{key}")
+    # A name, a number or a thing ("is Pulse Studio", "is band 5", "is a Kestrel"), not a
+    # state of the thing ("gym is closed this week").
+    if attribute.startswith("key:") and not (_proper(raw) or _article_led(raw) or raw[:1].isdigit()
+                                             or re.search(r"\d", raw.split()[-1] if raw.split() else "")):
+        return {}
+    if key == "job" and _PREP_LEAD.match(raw):  # "job is at Acme": the employer, not a title
+        attribute = "employer"
+    value = _normalise_value(_PREP_LEAD.sub("", raw))
+    if not value:
+        return {}
+    return {attribute: value}
+
+
+def _area(slots: dict[str, str]) -> dict[str, str]:
+    v = slots.get("location")
+    if v and v.split()[-1] in _AREA_NOUNS:
+        slots = {("location:area" if k == "location" else k): x for k, x in slots.items()}
+    return slots
+
+
 def read_slots(subject: str, rest: str) -> dict[str, str]:
     """The single-valued slots a predicate states (empty when negated or none applies).
 
@@ -424,7 +491,7 @@ def read_slots(subject: str, rest: str) -> dict[str, str]:
             out = _read_clause(subject, clause)
             if out:
                 break
-    return out
+    return _area(out)
 
 
 _DOCTOR_WORDS = {"doctor", "gp", "physician", "family doctor"}
@@ -489,10 +556,14 @@ def _read_clause(subject: str, text: str) -> dict[str, str]:
         if words and words[-1] not in _NOT_JOBS and words[0] not in _NOT_ROLE_ADJ:
             # "is a firefighter now": the change marker makes it an explicit job change.
             return {"job" if m.group("now") else "role": " ".join(words)}
-    return {}
+    return _key_slot(pred)
 
 
 _COPULAS = {"is", "am", "are", "was", "were", "be", "been"}
+# Verbs that end a practice or a habit, whatever verb stated it ("does woodturning",
+# "joined a padel club" -> "gave up woodturning", "quit padel").
+_CEASE = re.compile(r"\b(?:quit|quits|quitting|gave\s+up|gives\s+up|given\s+up|giving\s+up|stopped|stops)\b",
+                    re.IGNORECASE)
 
 
 def read_old(text: str) -> tuple[tuple[str, ...], bool]:
@@ -532,12 +603,18 @@ def main_verb(rest: str) -> str:
     return st[0] if st else word
 
 
-def read(content: str) -> Reading:
-    """Subject, single-valued slots, named old value and content words of one fact."""
+def read(content: str, names: frozenset[str] = frozenset()) -> Reading:
+    """Subject, single-valued slots, named old value and content words of one fact.
+
+    ``names``: the names the user goes by (`user_names`); a fact whose subject is one of
+    them is about the user ("Priya moved to Lisbon" in Priya's own store).
+    """
     text = " ".join(content.replace("’", "'").replace("‘", "'").split())
     subject, rest = split_subject(text)
+    subject = as_user(subject, names)
     old, light = read_old(rest)
-    return Reading(subject, read_slots(subject, rest), old, light, frozenset(stems(text)), main_verb(rest))
+    cease = bool(old) and not light and _CEASE.search(rest) is not None
+    return Reading(subject, read_slots(subject, rest), old, light, frozenset(stems(text)), main_verb(rest), cease)
 
 
 def values_agree(a: str, b: str) -> bool:
@@ -608,3 +685,36 @@ def changed_value(new_rest: str, old_rest: str) -> bool:
     # "gets chest tightness on stairs" share one light verb, not a frame.
     small = 2 * len(frame) >= max(i2 - i1, j2 - j1)
     return small and content(a[i1:i2]) and content(b[j1:j2]) and (content(frame) or ":" in frame)
+
+
+def as_user(subject: str, names: frozenset[str]) -> str:
+    """``subject`` with the user's own name read as the user ("priya>sister" -> "sister")."""
+    if not names:
+        return subject
+    head, sep, tail = subject.partition(">")
+    if head in names:
+        return tail if sep else "user"
+    return subject
+
+
+def user_names(content: str) -> frozenset[str]:
+    """The name a fact says the user goes by ("my name is Priya Shah" -> priya shah, priya)."""
+    r = read(content)
+    v = r.slots.get("name") if r.subject == "user" else None
+    return frozenset({v, v.split()[0]}) if v else frozenset()
+
+
+@dataclass
+class NameEvidence:
+    """The names a user's store says the user goes by (see `self_names`)."""
+
+    stated: set[str] = field(default_factory=set)   # "my name is Priya", "goes by Priya"
+
+    def add(self, content: str) -> None:
+        self.stated |= user_names(content)
+
+    def self_names(self) -> frozenset[str]:
+        """The names that mean the user: only the ones the store states. A bare name alone
+        ("Keiko lives in York") may be a friend's, and reading it as the user would
+        overwrite a true fact, so it is never guessed."""
+        return frozenset(self.stated)

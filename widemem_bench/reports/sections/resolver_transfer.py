@@ -61,8 +61,8 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
         "Survival = a superseded fact's wording is still stored right after the statement that superseded "
         "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
         "cluster-bootstrap intervals (users resampled). † = a resolver decision saw this set's numbers "
-        "(reports/DESIGN_LOG.md). World A train/validation are for development, its holdout and world B "
-        "for measuring.",
+        "(reports/DESIGN_LOG.md). World A train/validation and world C (written blind to world B, "
+        "datasets/world_c/README.md) are for development, world A's holdout and world B for measuring.",
         "",
         f"Data: {versions}." if versions else "",
         "",
@@ -73,11 +73,13 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
         "Reading it: `append` never resolves (every stale fact survives, nothing true is lost); `oracle` "
         "knows each fact's gold (subject, attribute) but not whether the attribute holds several values, "
         "so where values coexist (world B's pets, children, languages, hobbies, allergies) it overwrites "
-        "true facts. `rule` (engine/resolvers.py, engine/slots.py) updates only on the same subject and "
-        "the same single-valued attribute, on an explicit change marker naming the old value, or on "
-        "the same frame with one value replaced and a change marker (\"now\", \"switched to\"), and "
-        "adds the fact otherwise: a phrasing it does not read leaves the stale fact stored (survival), "
-        "never a true fact lost. It never DELETEs.",
+        "true facts. `rule` (engine/resolvers.py, engine/slots.py) updates only on the same subject (a "
+        "name counts as the user once the store states it is the user's) and the same single-valued "
+        "attribute (its patterns, or a possessor's \"<noun> is <value>\"), on an explicit change marker "
+        "naming the old value, or on the same frame with one value replaced and a change marker "
+        "(\"now\", \"switched to\"), and adds the fact otherwise: a phrasing it does not read leaves the "
+        "stale fact stored (survival), never a true fact lost on purpose. It never DELETEs. World C's "
+        "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\").",
     ])
 
 
