@@ -68,3 +68,10 @@ def test_experiment_runs_through_the_front_door(tmp_path: Path) -> None:
     bad = _cli("smoke", "weights=equal", f"paths.output_dir={tmp_path / 'b'}", cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1].startswith("error: weights: experiment smoke does not honour")
+
+
+def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["contradictoin"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'contradiction'?" in err and "\n" not in err.rstrip("\n")
+    assert err.count("calibrate") == 1 and err.count(" perf") == 1  # experiment and tool: one name

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -113,8 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_experiment([*flags, f"experiment={head}", *[a for a in rest if a not in flags]])
     if "=" in head or head.startswith("-"):
         return _run_experiment(args)  # Hydra syntax without the `run` word
-    known = ", ".join([*_experiments(), *SUBCOMMANDS, "run"])
-    print(f"error: {head}: unknown command or experiment (known: {known})", file=sys.stderr)
+    names_known = list(dict.fromkeys([*_experiments(), *SUBCOMMANDS, "run"]))  # calibrate, perf: both kinds
+    close = difflib.get_close_matches(head, names_known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    print(f"error: {head}: unknown command or experiment; {hint}known: {', '.join(sorted(names_known))}",
+          file=sys.stderr)
     return 2
 
 
