@@ -139,3 +139,8 @@ def test_practices_and_employers_still_change(before: str, after: str) -> None:
     stored = _stored(before, "likes long walks", after)
     assert before not in stored and after in stored, stored
 
+
+
+def test_an_address_in_a_town_is_still_where_one_lives() -> None:
+    assert read("my address is in Porto").slots == {"location": "porto"}
+    assert read("my home is a two-bed flat").slots == {}

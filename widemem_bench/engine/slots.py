@@ -448,6 +448,7 @@ _KEY_MANY = frozenset({"medication", "medicine", "prescription", "drug", "allerg
 # Mapped keys whose value may follow "at" / "with": the employer ("office is at Brightline").
 # Any other preposition says where the thing is ("car is in the shop", "office is in Leeds").
 _EMPLOYER_LEAD = re.compile(r"^(?:at|with)\s+", re.IGNORECASE)
+_PLACE_LEAD = re.compile(r"^(?:in|at)\s+", re.IGNORECASE)
 # A place whose last word is a street or area noun is a part of a town ("lives in Copperfield
 # Row"): a slot of its own, so moving street never rewrites the city, nor the reverse.
 _AREA_NOUNS = frozenset({
@@ -472,7 +473,9 @@ def _key_slot(pred: str) -> dict[str, str]:
     attribute = _KEY_SLOTS.get(key, f"key:{key}")
     if key == "job" and _PREP_LEAD.match(raw):  # "job is at Acme": the employer, not a title
         attribute = "employer"
-    lead = _EMPLOYER_LEAD.match(raw) if attribute == "employer" else None
+    # "address is in Porto": a place's key may take "in" / "at" before the place's name.
+    lead = _EMPLOYER_LEAD.match(raw) if attribute == "employer" else (
+        _PLACE_LEAD.match(raw) if attribute == "location" else None)
     if _PREP_LEAD.match(raw) and not lead:
         return {}  # "car is in the shop", "office is in Leeds": where the thing is, not what it is
     raw = raw[lead.end():] if lead else raw
