@@ -47,3 +47,19 @@ def test_no_plotting_and_no_experiment_imports_another(path: Path) -> None:
             parts = name.split(".")
             assert not (parts[:2] == ["widemem_bench", "experiments"] and len(parts) > 2
                         and parts[2] in experiments), f"{path.name} imports experiment {parts[2]}"
+
+
+def test_no_symlink_and_no_built_data_is_committed() -> None:
+    # A committed link into one machine's checkout (datasets/*/<set> -> /work/...) breaks
+    # every fresh clone's `make data`, and a merge replaces the built folder with the link.
+    import shutil
+    import subprocess
+
+    root = PKG.parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    staged = subprocess.run(["git", "ls-files", "-s"], cwd=root, capture_output=True, text=True, check=True)
+    rows = [line.split(maxsplit=3) for line in staged.stdout.splitlines()]
+    assert [r[3] for r in rows if r[0] == "120000"] == []
+    built = [r[3] for r in rows if r[3].startswith("datasets/") and not r[3].endswith("README.md")]
+    assert built == []

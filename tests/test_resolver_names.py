@@ -104,3 +104,43 @@ def test_frames_that_both_hold_are_both_kept(first: str, second: str) -> None:
 ])
 def test_readings(fact: str, slots: dict[str, str]) -> None:
     assert read(fact, frozenset({"ana"})).slots == slots
+
+
+# Review (issue 13): true facts the new readings must not overwrite.
+KEEP = [
+    ("I drive a Honda Civic", "my car is in the shop this week"),     # where the car is, not which
+    ("I use an iPhone 12", "my phone is broken again"),               # a state of the phone
+    ("I work at Acme", "my company is hiring"),
+    ("I work at Acme", "my office is in Leeds"),                      # where the office is
+    ("I live in Leeds", "my home is a two-bed flat"),                 # what the home is, not where
+    ("I live in Leeds", "my city is very walkable"),
+    ("my medication is Metformin", "my medication is Lisinopril"),    # people take several
+    ("my client is Acme", "my client is Borealis"),
+    ("my appointment is Tuesday", "my appointment is Friday"),
+    ("I report to Dana", "I report to the Board every quarter"),      # a body, not a manager
+    ("I met my husband in the church choir", "I quit the church choir"),  # names the choir, is no practice
+    ("I found my job through Twitter", "I quit Twitter"),
+    ("I'm allergic to peanuts", "I gave up peanuts"),                 # an allergy is not a habit
+]
+
+
+@pytest.mark.parametrize(("first", "second"), KEEP)
+def test_true_facts_near_the_new_readings_are_kept(first: str, second: str) -> None:
+    stored = _stored(first, "likes long walks", second)
+    assert first in stored and second in stored, stored
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I'm learning the cello", "I gave up the cello"),
+    ("I go to yoga on Mondays", "I quit yoga"),
+    ("my office is at Brightline", "my employer is Corvo now"),
+])
+def test_practices_and_employers_still_change(before: str, after: str) -> None:
+    stored = _stored(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored
+
+
+
+def test_an_address_in_a_town_is_still_where_one_lives() -> None:
+    assert read("my address is in Porto").slots == {"location": "porto"}
+    assert read("my home is a two-bed flat").slots == {}

@@ -174,7 +174,10 @@ def _retires(new: Reading, old: Reading) -> bool:
     # A several-valued fact ("is allergic to X", "speaks X") is retired only when the
     # marker repeats its verb ("no longer allergic to X"); possession ("has a X") by
     # any marker naming X ("sold the X", "no longer has the X").
-    return old.verb in ("has", "is") or old.verb in new.old or new.cease
+    # A practice given up ("quit padel") retires what does it ("plays padel on Sundays"),
+    # not every fact that names it ("met my husband in the choir", "allergic to peanuts").
+    practice = new.cease and old.obj[:len(new.old)] == new.old
+    return old.verb in ("has", "is") or old.verb in new.old or practice
 
 
 class OracleResolver:

@@ -224,7 +224,8 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
     # "is engaged" with nobody named: the status alone.
     ("status", r"(?:is|am|are|'s|'m)\s+(?:now\s+)?(?P<v>married|engaged|dating)\s*$", False),
     # Whom one reports to: one line manager at a time ("reports to Fenna").
-    ("manager", r"(?:reports?|reporting|answers?|answering)\s+(?:directly\s+)?to\s+(?P<v>.+)", True),
+    # Not "reports to the Board": an article leads a body, not a line manager.
+    ("manager", r"(?:reports?|reporting|answers?|answering)\s+(?:directly\s+)?to\s+(?!(?:the|a|an)\s)(?P<v>.+)", True),
     ("partner", r"(?:married\s+to|dating|engaged\s+to|(?:partner|wife|husband|spouse|girlfriend|boyfriend)"
                 r"(?:'s\s+name)?\s+is)\s+(?P<v>.+)", False),
     ("vehicle", r"(?:drives|drive|driving)\s+(?:an?|the|his|her|their|my)\s+(?P<v>.+)", False),
@@ -342,6 +343,7 @@ class Reading:
     words: frozenset[str] = frozenset()
     verb: str = ""
     cease: bool = False  # the named old value is a practice given up ("quit padel", "gave up X")
+    obj: tuple[str, ...] = ()  # stems of the main verb's direct object ("plays padel weekly" -> padel, weekly)
 
 
 # Spellings of one relation (general English): "mum" and "mother" are one person.
@@ -436,6 +438,17 @@ _KEY_SLOTS = {"home": "location", "home city": "location", "city": "location", "
 _KEY_NOT = _STOP | {"what", "who", "where", "which", "how", "why", "when", "one", "part", "name", "names",
                     "reason", "plan", "idea", "problem", "question", "thing", "news", "point", "goal"}
 _PREP_LEAD = re.compile(r"^(?:at|with|for|in|on|to|by)\s+", re.IGNORECASE)
+# Singular nouns of things people commonly hold several of at once: "my medication is X"
+# then "my medication is Y" is most often a second drug, and losing the first is the
+# costly mistake (the same reason pets, allergies and languages are never slots).
+_KEY_MANY = frozenset({"medication", "medicine", "prescription", "drug", "allergy", "condition", "client",
+                       "customer", "appointment", "meeting", "booking", "reservation", "flight", "club",
+                       "project", "account", "card", "pet", "kid", "child", "hobby", "language", "friend",
+                       "subscription", "class"})
+# Mapped keys whose value may follow "at" / "with": the employer ("office is at Brightline").
+# Any other preposition says where the thing is ("car is in the shop", "office is in Leeds").
+_EMPLOYER_LEAD = re.compile(r"^(?:at|with)\s+", re.IGNORECASE)
+_PLACE_LEAD = re.compile(r"^(?:in|at)\s+", re.IGNORECASE)
 # A place whose last word is a street or area noun is a part of a town ("lives in Copperfield
 # Row"): a slot of its own, so moving street never rewrites the city, nor the reverse.
 _AREA_NOUNS = frozenset({
@@ -453,19 +466,27 @@ def _key_slot(pred: str) -> dict[str, str]:
         return {}
     key = " ".join(m.group("q").lower().split())
     words = key.split()
-    if words[0] in _KEY_NOT or words[-1] in _KEY_NOT or (words[-1].endswith("s") and not
-                                                           words[-1].endswith(("ss", "us", "is"))):
+    if words[0] in _KEY_NOT or words[-1] in _KEY_NOT or words[-1] in _KEY_MANY or (
+            words[-1].endswith("s") and not words[-1].endswith(("ss", "us", "is"))):
         return {}
     raw = m.group("v")
     attribute = _KEY_SLOTS.get(key, f"key:{key}")
-    # A name, a number or a thing ("is Pulse Studio", "is band 5", "is a Kestrel"), not a
-    # state of the thing ("gym is closed this week").
-    if attribute.startswith("key:") and not (_proper(raw) or _article_led(raw) or raw[:1].isdigit()
-                                             or re.search(r"\d", raw.split()[-1] if raw.split() else "")):
-        return {}
     if key == "job" and _PREP_LEAD.match(raw):  # "job is at Acme": the employer, not a title
         attribute = "employer"
-    value = _normalise_value(_PREP_LEAD.sub("", raw))
+    # "address is in Porto": a place's key may take "in" / "at" before the place's name.
+    lead = _EMPLOYER_LEAD.match(raw) if attribute == "employer" else (
+        _PLACE_LEAD.match(raw) if attribute == "location" else None)
+    if _PREP_LEAD.match(raw) and not lead:
+        return {}  # "car is in the shop", "office is in Leeds": where the thing is, not what it is
+    raw = raw[lead.end():] if lead else raw
+    # A name, a number or a thing ("is Pulse Studio", "is band 5", "is a Kestrel"), not a
+    # state of the thing ("gym is closed this week", "phone is broken", "company is hiring").
+    # A place is a name or a number ("home is a two-bed flat" says what, not where); a
+    # relationship status is a state by nature ("relationship status is dating").
+    numbered = raw[:1].isdigit() or re.search(r"\d", raw.split()[-1] if raw.split() else "")
+    if attribute != "status" and not (_proper(raw) or numbered or (_article_led(raw) and attribute != "location")):
+        return {}
+    value = _normalise_value(raw)
     if not value:
         return {}
     return {attribute: value}
@@ -614,7 +635,26 @@ def read(content: str, names: frozenset[str] = frozenset()) -> Reading:
     subject = as_user(subject, names)
     old, light = read_old(rest)
     cease = bool(old) and not light and _CEASE.search(rest) is not None
-    return Reading(subject, read_slots(subject, rest), old, light, frozenset(stems(text)), main_verb(rest), cease)
+    return Reading(subject, read_slots(subject, rest), old, light, frozenset(stems(text)), main_verb(rest), cease,
+                   direct_object(rest))
+
+
+# A preposition after the verb means the value is not what the verb does ("met my husband
+# in the choir", "allergic to peanuts"); "goes to yoga" is the one motion verb let through.
+_OBJ_PREP = re.compile(r"^(?:in|at|on|with|through|by|from|for|about|of|into|to)\b", re.IGNORECASE)
+_GO = {"go", "goes", "going", "went"}
+
+
+def direct_object(rest: str) -> tuple[str, ...]:
+    """Stems of what directly follows the predicate's verb ("is learning the cello" -> cello),
+    empty when a preposition comes first ("is allergic to peanuts")."""
+    pred = _AUX_LEAD.sub("", _strip_adverbs(rest), count=1).split(maxsplit=1)
+    if len(pred) < 2:
+        return ()
+    verb, obj = pred[0].lower(), pred[1]
+    if verb in _GO:
+        obj = re.sub(r"^to\s+", "", obj, flags=re.IGNORECASE)
+    return () if _OBJ_PREP.match(obj) else tuple(stems(obj))
 
 
 def values_agree(a: str, b: str) -> bool:
