@@ -144,3 +144,25 @@ def test_practices_and_employers_still_change(before: str, after: str) -> None:
 def test_an_address_in_a_town_is_still_where_one_lives() -> None:
     assert read("my address is in Porto").slots == {"location": "porto"}
     assert read("my home is a two-bed flat").slots == {}
+
+
+# Older readings that lost a true fact (found by the review13c scenarios).
+@pytest.mark.parametrize(("first", "second"), [
+    ("my name is Ana", "I'm Brazilian"),                             # a nationality, not a name
+    ("my name is Ana", "I'm Catholic"),
+    ("I work at Brew Coffee Roasters", "I gave up coffee"),          # a word inside the employer
+    ("I live in Little Rock", "I gave up rock climbing"),
+])
+def test_older_readings_no_longer_lose_a_fact(first: str, second: str) -> None:
+    stored = _stored(first, "likes long walks", second)
+    assert first in stored and second in stored, stored
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("I work at Brew Coffee Roasters", "I left Brew Coffee Roasters for a job at Lumo"),
+    ("drives a Honda Civic", "sold the Civic last week"),
+    ("my name is Ana", "my name is Anna now"),
+])
+def test_a_named_value_still_retires(before: str, after: str) -> None:
+    stored = _stored(before, "likes long walks", after)
+    assert before not in stored and after in stored, stored

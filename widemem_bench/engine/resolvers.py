@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 
 from .extractors import Fact
 from .llm import ChatClient, LLMError, LLMReplyError
-from .slots import Reading, changed_value, mentions, split_subject, values_agree
+from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
 
@@ -170,7 +170,10 @@ def _retires(new: Reading, old: Reading) -> bool:
     if new.slots and old.slots:
         return bool(new.slots.keys() & old.slots.keys())
     if old.slots:
-        return True
+        # The marker must name a stated value by its first or last word ("sold the Civic"
+        # for a Honda Civic, "left the bakery"), not a word inside it ("gave up coffee" is
+        # no change of employer at Brew Coffee Roasters).
+        return any(h in new.old for v in old.slots.values() for h in _heads(v))
     # A several-valued fact ("is allergic to X", "speaks X") is retired only when the
     # marker repeats its verb ("no longer allergic to X"); possession ("has a X") by
     # any marker naming X ("sold the X", "no longer has the X").
@@ -178,6 +181,14 @@ def _retires(new: Reading, old: Reading) -> bool:
     # not every fact that names it ("met my husband in the choir", "allergic to peanuts").
     practice = new.cease and old.obj[:len(new.old)] == new.old
     return old.verb in ("has", "is") or old.verb in new.old or practice
+
+
+def _heads(value: str) -> set[str]:
+    """Stems that can name a value alone: its first word and its last word that is not a
+    number ("honda civic" -> honda, civic; "iphone 12" -> iphone; "bakery on main street")."""
+    st = stems(value)
+    words = [w for w in st if not w.isdigit()]
+    return {st[0], words[-1]} if st and words else set(st[:1])
 
 
 class OracleResolver:

@@ -265,9 +265,11 @@ _SLOT_PATTERNS: tuple[tuple[str, str, bool], ...] = (
 _SLOTS = tuple(
     (attr, re.compile(rf"^{_AUX}{pat}", re.IGNORECASE), proper) for attr, pat, proper in _SLOT_PATTERNS
 )
-# The user's own name, only when the fact says the name is the user's.
+# The user's own name, only when the fact says the name is the user's. Not "I'm X": that is
+# as often a nationality or a faith ("I'm Brazilian", "I'm Catholic"), and reading it as a
+# name would overwrite the stated one.
 _USER_NAME = re.compile(
-    r"^(?:name\s+is|name's|(?:am|'m)\s+called|call\s+me|(?:goes|go)\s+by|(?:am|'m)\s+(?=[A-Z]\w+$))\s*"
+    r"^(?:name\s+is|name's|(?:am|'m)\s+called|call\s+me|(?:goes|go)\s+by)\s*"
     r"(?P<v>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)",
 )
 # Another person's name ("sister's name is Ana", "sister is called Ana"): an identifier,
