@@ -166,3 +166,10 @@ def test_older_readings_no_longer_lose_a_fact(first: str, second: str) -> None:
 def test_a_named_value_still_retires(before: str, after: str) -> None:
     stored = _stored(before, "likes long walks", after)
     assert before not in stored and after in stored, stored
+
+
+def test_an_unmapped_key_needs_a_name_after_its_article() -> None:
+    assert read("my bike is a gift from my dad").slots == {}
+    assert read("my bike is an old Brompton").slots == {"key:bike": "old brompton"}
+    stored = _stored("my bike is a Brompton", "likes long walks", "my bike is a gift from my dad")
+    assert "my bike is a Brompton" in stored

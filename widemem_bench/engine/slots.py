@@ -486,7 +486,10 @@ def _key_slot(pred: str) -> dict[str, str]:
     # A place is a name or a number ("home is a two-bed flat" says what, not where); a
     # relationship status is a state by nature ("relationship status is dating").
     numbered = raw[:1].isdigit() or re.search(r"\d", raw.split()[-1] if raw.split() else "")
-    if attribute != "status" and not (_proper(raw) or numbered or (_article_led(raw) and attribute != "location")):
+    # An unmapped key takes an article-led value only when it names something ("is a
+    # Brompton", "is an old ThinkPad"), not "is a gift from my dad".
+    led = _article_led(raw) and (not attribute.startswith("key:") or any(w[:1].isupper() for w in raw.split()[1:]))
+    if attribute != "status" and not (_proper(raw) or numbered or (led and attribute != "location")):
         return {}
     value = _normalise_value(raw)
     if not value:
