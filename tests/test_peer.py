@@ -348,7 +348,10 @@ def test_candidate_fetch_agrees_when_users_outgrow_fetch_k(hash_embedder, tmp_pa
                          peer_embedder=hash_embedder, work_dir=tmp_path)
     pq = res.per_query
     assert (pq["n_widemem"] == 10).all() and (pq["n_engine"] == 10).all()
-    assert pq["band_agree"].all() and pq["top1_agree"].all()
+    # A top-1 that differs must be an exact tie (the two memories' final scores within
+    # tie_eps), explained as such: which of the pair comes first is float rounding.
+    assert pq["band_agree"].all()
+    assert (pq["top1_agree"] | (pq["cause"] == "tie")).all(), pq.loc[~pq["top1_agree"], ["question_id", "cause"]]
     # hash-test gives "... note 53 ..." and "... note 73 ..." the same exact cosine to these
     # queries; FAISS and numpy round the float32 sums apart by ~1e-7, so such exact ties
     # (also across the top-10 cut) come out in either order: they must be explained as ties.
