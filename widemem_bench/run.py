@@ -116,7 +116,7 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     not read by the embedder's runtime, or whose value would name a folder outside the
     output folder (see `harness.keys`). Checked for every experiment of a sweep."""
     from widemem_bench.experiments.registry import honours_of
-    from widemem_bench.harness.keys import check_key, check_value
+    from widemem_bench.harness.keys import check_key, check_type, check_value, default_of
 
     pairs = _overrides(argv)
     names = [v for k, v in pairs if k == "experiment"]
@@ -135,8 +135,9 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
                 continue
             group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
             msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
+            default = None if key in FILE_GROUPS else default_of(key, cfg)
             for part in value.split(",") if "(" not in value else []:
-                msg = msg or check_value(key, part)
+                msg = msg or check_value(key, part) or check_type(key, part, default)
             if msg is not None:
                 return msg
     return None
