@@ -177,7 +177,7 @@ def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | 
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from widemem_bench.experiments.validate import ConfigError, validate_config
+    from widemem_bench.harness.validate import ConfigError, validate_config
 
     args = [a for a in argv if not a.startswith("-")]
     try:

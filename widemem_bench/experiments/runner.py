@@ -17,8 +17,8 @@ from widemem_bench.experiments.context import RunContext
 from widemem_bench.experiments.records import read_record, write_run
 from widemem_bench.experiments.registry import get_experiment
 from widemem_bench.experiments.resume import should_skip
-from widemem_bench.experiments.validate import validate_config
 from widemem_bench.harness.keys import name_bad_value
+from widemem_bench.harness.validate import validate_config
 
 
 def fail(msg: str) -> None:
