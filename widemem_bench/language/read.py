@@ -131,7 +131,9 @@ def describe(tree: Tree, i: int, implicit: bool = False) -> Subject:
             return Subject("relation", owner, (*chain, t.lemma.lower()), name, t.text, implicit, plural)
         if name:
             return Subject("person", "", (t.lemma.lower(),), name, t.text, implicit, plural)
-        return Subject("other", "", (), "", tree.phrase(i), implicit, plural)
+        # no possessor ("mum drives a fiesta", chat drops "my"): the noun, owner unstated
+        chain = (t.lemma.lower(),) if t.pos == "NOUN" else ()
+        return Subject("other", "", chain, "", tree.phrase(i), implicit, plural)
     return Subject()
 
 
