@@ -2,8 +2,9 @@
 
 Layout: ``<root>/parses/<pipeline name>/<fingerprint[:16]>/v<PARSE_VERSION>/shard-*.json``,
 root from ``embedders.cache.default_cache_dir``. Each shard is one JSON object
-``{"rows": {key hex: Parse.to_dict()}, "checksum": sha256 of the canonical rows}``,
-written to a temp file in the same folder, fsynced and renamed. Keys are
+a first line holding the sha256 of the rest, then ``{key hex: Parse.to_dict()}`` as
+JSON (hashing the bytes as read, not a re-serialisation, keeps a cached read ~3x the cost
+of the JSON parse alone), written to a temp file in the same folder, fsynced and renamed. Keys are
 ``embedders.cache.text_key(pipeline name, fingerprint, "parse-v<N>", text)``. A shard that
 fails to load, fails its checksum or does not rebuild into ``Parse`` rows is reported in
 one warning line, deleted, and its texts are parsed again; a wrong parse is never served.
@@ -33,10 +34,6 @@ def parse_key(name: str, fingerprint: str, text: str) -> str:
     return text_key(name, fingerprint, f"parse-v{PARSE_VERSION}", text).hex()
 
 
-def _checksum(rows: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(rows, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
 class ParseCache:
     """All cached parses of one pipeline fingerprint, loaded once into a dict."""
 
@@ -54,11 +51,10 @@ class ParseCache:
         remove_stale_temps(self.folder)
         for path in sorted(self.folder.glob("shard-*.json")):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                rows = data["rows"]
-                if data["checksum"] != _checksum(rows):
+                head, _, body = path.read_bytes().partition(b"\n")
+                if head.decode("ascii", "replace") != hashlib.sha256(body).hexdigest():
                     raise ValueError("checksum mismatch")
-                parsed = {k: Parse.from_dict(v) for k, v in rows.items()}
+                parsed = {k: Parse.from_dict(v) for k, v in json.loads(body).items()}
             except FileNotFoundError:
                 continue
             except Exception as exc:  # json, key and type errors all mean "do not trust it"
@@ -97,8 +93,9 @@ class ParseCache:
         name = f"shard-{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"rows": rows, "checksum": _checksum(rows)}, fh, ensure_ascii=False)
+            body = json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
                 fh.flush()
                 os.fsync(fh.fileno())
             final = self.folder / name

@@ -55,6 +55,7 @@ TYPE_NOUNS: dict[str, tuple[str, ...]] = {
     "person": ("PERSON",), "company": ("ORG",), "organisation": ("ORG",), "organization": ("ORG",),
     "place": ("PLACE",), "city": ("PLACE",), "town": ("PLACE",), "country": ("PLACE",), "address": ("PLACE",),
 }
+NAMING_VERBS = frozenset({"call", "name"})  # "what is she called?" asks for a name
 HOW_TYPES: dict[str, tuple[str, ...]] = {
     "much": ("MONEY", "NUMBER"), "many": ("NUMBER",), "old": ("NUMBER", "DATE"),
     "long": ("DATE", "TIME", "NUMBER"), "far": ("NUMBER",), "often": ("DATE", "NUMBER"),

@@ -15,6 +15,7 @@ from widemem_bench.language.parse import (
     FIRST_PERSON,
     HOW_TYPES,
     MONEY_RE,
+    NAMING_VERBS,
     NER_TYPE,
     NUMBER_RE,
     SECOND_PERSON,
@@ -56,6 +57,13 @@ class Tree:
             out.append(j)
             stack.extend(self.kids[j])
         return sorted(out)
+
+    def ancestors(self, i: int) -> list[int]:
+        out: list[int] = []
+        while self.t[i].head != i and len(out) < len(self.t):
+            i = self.t[i].head
+            out.append(i)
+        return out
 
     def low(self, i: int) -> str:
         return self.t[i].text.lower()
@@ -154,6 +162,8 @@ def values(tree: Tree) -> tuple[Value, ...]:
             shaped = _shape(text)
             if typ == "NUMBER" and shaped in ("TIME", "MONEY"):
                 typ = shaped
+            elif shaped == "NUMBER" and sum(c.isdigit() for c in text) >= 5:
+                typ = "NUMBER"  # a phone or account number NER read as a date
             out.append(Value(text, typ, label, i, j))
             taken.update(range(i, j))
             i = j
@@ -225,7 +235,7 @@ def _verbless(tree: Tree, v: int) -> bool:
     """A note with no verb ("wife Grace - nurse @ Alder Hey"): a common-noun root with no
     subject or auxiliary, and more than itself to say."""
     t = tree.t[v]
-    return (t.dep == "ROOT" and t.pos == "NOUN" and not tree.children(v, *SUBJ_DEPS, "aux")
+    return (t.dep == "ROOT" and t.pos in ("NOUN", "ADJ") and not tree.children(v, *SUBJ_DEPS, "aux")
             and _noun_verb(tree, v) is None
             and len([k for k in tree.subtree(v) if tree.t[k].pos in ("NOUN", "PROPN", "NUM")]) > 1)
 
@@ -269,11 +279,15 @@ def _subject_of(tree: Tree, v: int, question: bool) -> tuple[Subject, int | None
     t = tree.t[v]
     if t.pos in ("VERB", "AUX") and not question and t.tag not in ("VBG",):
         return Subject("user", "user", (), "", "", implicit=True), None  # chat drops "I"
-    if t.pos in ("NOUN", "PROPN"):
-        # a verbless note: "Cust. wife Grace - nurse @ Alder Hey" -> a name among the compounds
+    if t.pos in ("NOUN", "PROPN", "ADJ"):
+        # a verbless note: "Cust. wife Grace - nurse @ Alder Hey" -> a person among the
+        # compounds; "pt allergic to penicillin" -> the nominal before the root
         for k in tree.subtree(v):
             if k != v and _is_name(tree, k) and tree.t[k].ent.endswith("PERSON"):
                 return describe(tree, k), k
+        left = [k for k in tree.kids[v] if k < v and tree.t[k].pos in ("NOUN", "PROPN", "PRON")]
+        if left and t.pos == "ADJ":
+            return describe(tree, left[0]), left[0]
     return Subject(), None
 
 
@@ -331,6 +345,9 @@ def _slot(tree: Tree) -> Slot | None:
         subj = [k for k in tree.children(t.head, "nsubj") if k != w and tree.t[k].pos == "NOUN"]
         head_i = subj[0] if subj else None
     if head_i is None:
+        naming = [a for a in tree.ancestors(w) if tree.t[a].lemma.lower() in NAMING_VERBS]
+        if naming:  # "what's my son's teacher called?"
+            return Slot(wh, "name", f"{wh} {tree.t[naming[0]].lemma.lower()}", TYPE_NOUNS["name"])
         return Slot(wh, "", wh, WH_TYPES.get(wh, ("OTHER",)))
     head = tree.t[head_i].lemma.lower()
     comp = [tree.t[k].lemma.lower() for k in tree.children(head_i, "compound")]
