@@ -181,6 +181,18 @@ def test_subject_match_between_question_and_memory(parser: Parser) -> None:
     assert pair_features(q, mine).dtype == np.float32
 
 
+@pytest.mark.spacy
+def test_the_asked_frame(parser: Parser) -> None:
+    q = parser.parse("which school does my son go to?")
+    assert q.slot is not None and q.slot.frame == "go to"
+    assert parser.parse("who does Sarah work for?").slot.frame == "work for"  # type: ignore[union-attr]
+    assert parser.parse("which city do I live in?").slot.frame == "live in"  # type: ignore[union-attr]
+    yes = parser.parse("my son goes to St Mary's now, loves it")
+    assert feat(q, yes, "frame_answered") == 1.0
+    assert feat(q, parser.parse("my son started football on saturdays"), "frame_answered") == 0.0
+    assert feat(q, parser.parse("my daughter goes to Oakfield"), "frame_answered") == 0.0  # another subject
+
+
 # --- bad input -----------------------------------------------------------------------------
 
 @pytest.mark.spacy

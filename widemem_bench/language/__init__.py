@@ -21,7 +21,13 @@ from pathlib import Path
 
 from widemem_bench.feedback import bar
 from widemem_bench.language.cache import ParseCache, parse_key
-from widemem_bench.language.features import FEATURE_NAMES, pair_features, subject_match, type_match
+from widemem_bench.language.features import (
+    FEATURE_NAMES,
+    frame_answers,
+    pair_features,
+    subject_match,
+    type_match,
+)
 from widemem_bench.language.model import (
     NAME,
     PACKAGE,
@@ -45,7 +51,8 @@ from widemem_bench.language.read import read
 
 __all__ = [
     "FEATURE_NAMES", "NAME", "PACKAGE", "PARSE_VERSION", "TYPES", "Clause", "LanguageModelError",
-    "Parse", "Parser", "Slot", "Subject", "Tok", "Triple", "Value", "default_parser", "pair_features",
+    "Parse", "Parser", "Slot", "Subject", "Tok", "Triple", "Value", "default_parser", "frame_answers",
+    "pair_features",
     "parse", "parse_many", "pipeline_fingerprint", "read", "subject_match", "type_match",
 ]
 

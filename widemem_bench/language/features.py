@@ -20,8 +20,36 @@ FEATURE_NAMES: tuple[str, ...] = (
     "subject_same", "subject_partial", "subject_conflict",
     "slot_typed", "holds_type", "holds_type_loose", "holds_any_value",
     "slot_head_in_memory", "head_and_value", "predicate_same", "noun_overlap",
-    "m_values", "q_empty", "m_empty",
+    "m_values", "q_empty", "m_empty", "frame_answered", "frame_answered_typed",
 )
+
+
+def frame_answers(q: Parse, m: Parse, typed: bool = False) -> bool:
+    """Does the memory state the asked frame (same verb and preposition) for a matching
+    subject: "which school does my son go to?" against "my son goes to St Mary's"? With
+    ``typed``, the stated value must also be of an asked type (NAME counting loosely)."""
+    if q.slot is None or not q.slot.frame:
+        return False
+    want = _core(q.slot.frame)
+    expects = set(q.slot.expects) - {"OTHER"}
+    loose = set(expects)
+    for kind in expects:
+        loose |= LOOSE.get(kind, set())
+    for t in m.triples:
+        if _core(t.frame) != want or subject_match(q.subject, m.clauses[t.clause].subject) == 0.0:
+            continue
+        if not typed or not expects or t.value_type in loose:
+            return True
+    return False
+
+
+def _core(frame: str) -> tuple[str, str]:
+    """(verb, last preposition): "move down to" and "move to" are one frame; "be nurse at" ->
+    ("be", "at")."""
+    words = frame.split()
+    if not words:
+        return ("", "")
+    return (words[0], words[-1] if len(words) > 1 else "")
 
 
 def subject_match(q: Subject, m: Subject) -> float:
@@ -71,5 +99,6 @@ def pair_features(q: Parse, m: Parse) -> np.ndarray:
         float(head_in), float(head_in and bool(m.values)),
         float(bool(q_verb) and q_verb not in ("be", "do", "have") and q_verb in m_verbs),
         overlap, float(len(m.values)), float(q.empty), float(m.empty),
+        float(frame_answers(q, m)), float(frame_answers(q, m, typed=True)),
     ]
     return np.asarray(row, dtype=np.float32)

@@ -145,6 +145,7 @@ class Slot:
     head: str = ""  # the head noun or adjective lemma ("school", "much", "name"), or ""
     text: str = ""
     expects: tuple[str, ...] = ("OTHER",)  # value types that answer it, best first
+    frame: str = ""  # the predicate frame the wh-phrase fills ("go to", "live in", "drive")
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,8 @@ class Parse:
         return cls(
             text=d["text"], is_question=d["is_question"], subject=_subject(d["subject"]),
             predicate=d["predicate"],
-            slot=None if slot is None else Slot(slot["wh"], slot["head"], slot["text"], tuple(slot["expects"])),
+            slot=None if slot is None else Slot(slot["wh"], slot["head"], slot["text"], tuple(slot["expects"]),
+                                                slot["frame"]),
             values=tuple(Value(**v) for v in d["values"]), nouns=tuple(d["nouns"]),
             names=tuple(d["names"]), clauses=clauses, triples=tuple(Triple(**t) for t in d["triples"]),
             tokens=tuple(Tok(**t) for t in d["tokens"]),

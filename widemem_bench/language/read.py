@@ -7,6 +7,7 @@ changes without running spaCy (``reread``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from widemem_bench.language.parse import (
     ADDITIVE,
@@ -356,6 +357,26 @@ def _slot(tree: Tree) -> Slot | None:
     return Slot(wh, head, text, expects)
 
 
+def _asked_frame(tree: Tree, clauses: Sequence[Clause]) -> str:
+    """The frame the wh-phrase fills: "which school does my son go to?" -> "go to",
+    "which city do I live in?" -> "live in", "what car does my mum drive?" -> "drive"."""
+    w = next(i for i in range(len(tree.t)) if tree.is_wh(i))
+    anchor = tree.t[w].head if tree.t[w].dep in ("det", "advmod") and tree.t[w].head != w else w
+    by_verb = {c.verb: c.predicate for c in clauses}
+    prep = ""
+    node = anchor
+    if tree.t[node].dep == "pobj":
+        prep = tree.low(tree.t[node].head)
+        node = tree.t[node].head
+    for a in [node, *tree.ancestors(node)]:
+        if a in by_verb:
+            if not prep:  # a stranded preposition: "who does Sarah work for?"
+                stranded = [k for k in tree.children(a, "prep") if not tree.children(k, "pobj", "pcomp")]
+                prep = tree.low(stranded[0]) if stranded else ""
+            return f"{by_verb[a]} {prep}".strip()
+    return next(iter(by_verb.values()), "")
+
+
 def read(text: str, toks: Sequence[Tok]) -> Parse:
     """The Parse of ``text`` from its tokens."""
     if not toks or not text.strip():
@@ -391,13 +412,16 @@ def read(text: str, toks: Sequence[Tok]) -> Parse:
             f = frame if not suffix else f"{frame} {suffix}"
             triples.append(Triple(subj.key, f, tree.phrase(a), _value_type(vals, tree.span(a)), ci, add, neg, past))
     main = _main_clause(clauses, triples)
+    slot = _slot(tree) if question else None
+    if slot is not None:
+        slot = replace(slot, frame=_asked_frame(tree, clauses))
     nouns = tuple(dict.fromkeys(t.lemma.lower() for t in toks if t.pos == "NOUN"))
     names = tuple(dict.fromkeys(v.text.lower() for v in vals if v.type in ("PERSON", "NAME", "ORG", "PLACE")))
     return Parse(
         text=text, is_question=question,
         subject=clauses[main].subject if clauses else Subject(),
         predicate=clauses[main].predicate if clauses else "",
-        slot=_slot(tree) if question else None,
+        slot=slot,
         values=vals, nouns=nouns, names=names, clauses=tuple(clauses), triples=tuple(triples),
         tokens=tuple(toks),
     )
