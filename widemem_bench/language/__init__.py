@@ -1,4 +1,5 @@
-"""The language layer: one spaCy parse per text, cached, read into a compact ``Parse``.
+"""The language layer: one spaCy parse per text, cached (the tokens, keyed by the
+pipeline's file hashes), read into a compact ``Parse``.
 
 A library floor: imports embedders (hashing, cache folder) and feedback (progress bars),
 never answerability/, engine/ or experiments/.
@@ -37,7 +38,6 @@ from widemem_bench.language.model import (
     pipeline_fingerprint,
 )
 from widemem_bench.language.parse import (
-    PARSE_VERSION,
     TYPES,
     Clause,
     Parse,
@@ -50,7 +50,7 @@ from widemem_bench.language.parse import (
 from widemem_bench.language.read import read
 
 __all__ = [
-    "FEATURE_NAMES", "NAME", "PACKAGE", "PARSE_VERSION", "TYPES", "Clause", "LanguageModelError",
+    "FEATURE_NAMES", "NAME", "PACKAGE", "TYPES", "Clause", "LanguageModelError",
     "Parse", "Parser", "Slot", "Subject", "Tok", "Triple", "Value", "default_parser", "frame_answers",
     "pair_features",
     "parse", "parse_many", "pipeline_fingerprint", "read", "subject_match", "type_match",
@@ -115,9 +115,9 @@ class Parser:
     def _lookup(self, text: str) -> Parse | None:
         hit = self._memo.get(text)
         if hit is None and self._cache is not None:
-            hit = self._cache.get(parse_key(NAME, self.fingerprint, text))
-            if hit is not None:
-                self._memo[text] = hit
+            toks = self._cache.get(parse_key(NAME, self.fingerprint, text))
+            if toks is not None:
+                hit = self._memo[text] = read(text, toks)
         if hit is not None:
             self.stats["hits"] += 1
         return hit
@@ -129,10 +129,11 @@ class Parser:
         docs: Iterable[object] = nlp.pipe(todo, batch_size=BATCH_SIZE)  # type: ignore[attr-defined]
         if len(todo) >= PROGRESS_MIN:
             docs = bar(docs, "parsing", total=len(todo), enabled=self.progress, unit="text")
-        out = {text: read(text, tokens_of(doc)) for text, doc in zip(todo, docs, strict=True)}
+        toks = {text: tokens_of(doc) for text, doc in zip(todo, docs, strict=True)}
+        out = {text: read(text, t) for text, t in toks.items()}
         self._memo.update(out)
         if self._cache is not None:
-            self._cache.put({parse_key(NAME, self.fingerprint, t): p for t, p in out.items()})
+            self._cache.put({parse_key(NAME, self.fingerprint, text): t for text, t in toks.items()})
         return out
 
 

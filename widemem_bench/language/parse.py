@@ -23,9 +23,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Bump when the reading below changes: it is part of every cache key.
-PARSE_VERSION = "1"
-
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "im", "i'm"})
 SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "u", "ur"})
 THIRD_PERSON = frozenset({
