@@ -204,6 +204,15 @@ def test_no_fact_gets_a_defined_parse(parser: Parser, text: str) -> None:
     assert pair_features(parser.parse("where do I live?"), p).shape == (len(FEATURE_NAMES),)
 
 
+@pytest.mark.spacy
+def test_a_very_long_text_is_parsed_by_its_head(parser: Parser, monkeypatch: pytest.MonkeyPatch) -> None:
+    import widemem_bench.language as language
+
+    monkeypatch.setattr(language, "MAX_CHARS", 40)  # spaCy itself refuses over 1e6 chars
+    p = parser.parse("i live in leeds. " + "blah " * 2_000)
+    assert p.subject.kind == "user" and 0 < len(p.tokens) < 20
+
+
 def test_empty_texts_never_reach_spacy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     try:
         p = Parser(cache_dir=tmp_path)

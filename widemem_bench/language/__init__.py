@@ -58,6 +58,7 @@ __all__ = [
 
 BATCH_SIZE = 256
 PROGRESS_MIN = 2000  # texts to parse before a bar is worth showing
+MAX_CHARS = 100_000
 
 
 def tokens_of(doc: object) -> tuple[Tok, ...]:
@@ -126,7 +127,8 @@ class Parser:
         nlp = self.nlp
         self.stats["model_calls"] += 1
         self.stats["misses"] += len(todo)
-        docs: Iterable[object] = nlp.pipe(todo, batch_size=BATCH_SIZE)  # type: ignore[attr-defined]
+        # spaCy refuses texts over nlp.max_length (1e6 chars); a memory that long is parsed by its head
+        docs: Iterable[object] = nlp.pipe((t[:MAX_CHARS] for t in todo), batch_size=BATCH_SIZE)  # type: ignore[attr-defined]
         if len(todo) >= PROGRESS_MIN:
             docs = bar(docs, "parsing", total=len(todo), enabled=self.progress, unit="text")
         toks = {text: tokens_of(doc) for text, doc in zip(todo, docs, strict=True)}
