@@ -135,6 +135,16 @@ def test_third_person_notes(parser: Parser) -> None:
 
 
 @pytest.mark.spacy
+def test_chat_contractions_coordination_and_emoji(parser: Parser) -> None:
+    assert parser.parse("hes a plumber").predicate == "be plumber"
+    both = parser.parse("my husband and I both work at the hospital")
+    assert {(t.subject, t.frame, t.value) for t in both.triples} == {
+        ("user>husband", "work at", "hospital"), ("user", "work at", "hospital")}
+    assert all(t.additive for t in both.triples)
+    assert [t.value for t in parser.parse("my wife's sister lives in Leeds 😂").triples] == ["leeds"]
+
+
+@pytest.mark.spacy
 def test_times_and_amounts_by_shape(parser: Parser) -> None:
     p = parser.parse("my flight leaves at 7:45am on friday")
     assert p.subject.key == "user>flight" and p.predicate == "leave"

@@ -83,7 +83,8 @@ class Tree:
             j = stack.pop()
             keep.append(j)
             stack.extend(k for k in self.kids[j] if self.t[k].dep not in skip)
-        return [j for j in sorted(keep) if self.t[j].pos != "PUNCT"]
+        # punctuation and emoji are no part of a value ("leeds 😂" -> "leeds")
+        return [j for j in sorted(keep) if self.t[j].pos != "PUNCT" and any(c.isalnum() for c in self.t[j].text)]
 
     def has_wh(self, i: int) -> bool:
         return any(self.is_wh(j) for j in self.subtree(i))
@@ -210,9 +211,11 @@ def _value_type(vals: Sequence[Value], idx: list[int]) -> str:
 def _verb_frame(tree: Tree, v: int) -> str:
     """Verb lemma + particles ("move down"); copula + attribute noun ("be nurse")."""
     t = tree.t[v]
-    parts = [t.lemma.lower()]
+    clitic = tree.low(v).lstrip("'") in ("s", "m", "re") and t.lemma.lower() not in ("be", "have")
+    lemma = "be" if clitic and (t.pos == "AUX" or tree.children(v, "attr", "acomp")) else t.lemma.lower()
+    parts = [lemma]  # "hes a plumber": the tagger's AUX "s" is "is"
     parts += [tree.low(k) for k in tree.children(v, "prt")]
-    if t.lemma.lower() == "be":
+    if lemma == "be":
         for k in tree.children(v, "attr", "acomp"):
             if not tree.has_wh(k) and tree.t[k].pos in ("NOUN", "ADJ"):
                 parts.append(tree.t[k].lemma.lower())
@@ -406,11 +409,18 @@ def read(text: str, toks: Sequence[Tok]) -> Parse:
         args = _args(tree, v, s_i, frame)
         neg = bool(tree.children(v, "neg")) or any(tree.low(k) in ("never", "no") for k in tree.children(v, "advmod"))
         past = tree.t[v].tag in ("VBD", "VBN")
-        ci = len(clauses)
-        clauses.append(Clause(subj, frame, v, tuple(tree.phrase(a[1]) for a in args)))
-        for suffix, a, add in args:
-            f = frame if not suffix else f"{frame} {suffix}"
-            triples.append(Triple(subj.key, f, tree.phrase(a), _value_type(vals, tree.span(a)), ci, add, neg, past))
+        # "my husband and I both work at the hospital": one clause per coordinated subject
+        both = [] if s_i is None or misread is not None else tree.children(s_i, "conj")
+        for subj_i in [subj, *(describe(tree, k) for k in both)]:
+            ci = len(clauses)
+            clauses.append(Clause(subj_i, frame, v, tuple(tree.phrase(a[1]) for a in args)))
+            for suffix, a, add in args:
+                value = tree.phrase(a)
+                if not value:
+                    continue
+                f = frame if not suffix else f"{frame} {suffix}"
+                triples.append(Triple(subj_i.key, f, value, _value_type(vals, tree.span(a)), ci,
+                                      add or bool(both), neg, past))
     main = _main_clause(clauses, triples)
     slot = _slot(tree) if question else None
     if slot is not None:
