@@ -325,3 +325,19 @@ def test_missing_model_package_is_a_one_line_error(monkeypatch: pytest.MonkeyPat
         lm.model_folder()
     msg = str(err.value)
     assert "\n" not in msg and "not installed" in msg and "pip install" in msg and lm.PACKAGE in msg
+
+
+def test_language_is_a_floor_below_answerability_engine_and_experiments() -> None:
+    import ast
+
+    import widemem_bench.language as language
+
+    allowed = ("widemem_bench.embedders", "widemem_bench.feedback", "widemem_bench.language",
+               "widemem_bench.external")  # external: bench.py reads LoCoMo's texts for timing
+    for path in Path(language.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for name in names:
+                if name.startswith("widemem_bench"):
+                    assert name.startswith(allowed), f"{path.name} imports {name}"

@@ -45,6 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         cached.parse_many(items)
         cached_s, cached_cpu = time.perf_counter() - t0, time.process_time() - c0
         assert cached.stats["model_calls"] == 0, cached.stats
+        # one text per call, as a search parses its query: the per-call cost
+        single = Parser(cache=False, progress=False)
+        single._pipe = pipe
+        fresh = [f"{t} (again)" for t in items[: min(200, len(items))]]
+        c0 = time.process_time()
+        for t in fresh:
+            single.parse(t)
+        single_ms = (time.process_time() - c0) / len(fresh) * 1000
     words = sum(len(t.split()) for t in items) / len(items)
     print(f"texts: {len(items)} (mean {words:.1f} words); model load {load_s:.2f} s")
     # CPU seconds as well as wall: on a shared machine wall time measures the neighbours too
@@ -52,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"cold:   {n / cold_s:8.0f} texts/s wall, {n / cold_cpu:8.0f} per CPU second")
     print(f"cached: {n / cached_s:8.0f} texts/s wall, {n / cached_cpu:8.0f} per CPU second "
           f"({cold_cpu / cached_cpu:.0f}x cold in CPU time)")
+    print(f"one text per call (uncached): {single_ms:.1f} ms CPU a text")
     return 0
 
 
