@@ -172,6 +172,9 @@ def test_slot_missing_hard_negative(parser: Parser) -> None:
     stored = parser.parse("booked a flight to Lisbon")
     answer = parser.parse("my flight leaves at 7:45am on friday")
     assert feat(q, stored, "holds_type") == 0.0 and feat(q, answer, "holds_type") == 1.0
+    # the user's flight, not another person: no subject conflict, same owner
+    assert feat(q, stored, "subject_conflict") == 0.0 and feat(q, stored, "owner_same") == 1.0
+    assert feat(q, stored, "q_head_mentioned") == 1.0
     bank = parser.parse("I bank with a credit union")
     assert feat(parser.parse("what's my account number?"), bank, "holds_type") == 0.0
     assert feat(parser.parse("what's my account number?"), parser.parse("acct no. 44821907"), "holds_type") == 1.0

@@ -21,7 +21,13 @@ FEATURE_NAMES: tuple[str, ...] = (
     "slot_typed", "holds_type", "holds_type_loose", "holds_any_value",
     "slot_head_in_memory", "head_and_value", "predicate_same", "noun_overlap",
     "m_values", "q_empty", "m_empty", "frame_answered", "frame_answered_typed",
+    "owner_same", "q_head_mentioned",
 )
+
+
+def _owner(s: Subject) -> str:
+    """Whose the subject is at the root: "user" for I and "my ...", else the owner or name."""
+    return "user" if s.kind == "user" else (s.owner or s.name)
 
 
 def frame_answers(q: Parse, m: Parse, typed: bool = False) -> bool:
@@ -82,7 +88,11 @@ def pair_features(q: Parse, m: Parse) -> np.ndarray:
     """FEATURE_NAMES, in order, as float32."""
     kinds = ("user", "person", "relation", "other", "none")
     s = subject_match(q.subject, m.subject)
-    conflict = float(q.subject.kind != "none" and m.subject.kind != "none" and s == 0.0)
+    # "my flight" asked, "booked a flight" stored: grammar cannot tell a thing of the user's
+    # from a relative, but a memory that names the asked noun is about it
+    mentioned = bool(q.subject.chain) and (q.subject.chain[-1] in m.nouns or q.subject.chain[-1] in m.subject.chain)
+    conflict = float(q.subject.kind != "none" and m.subject.kind != "none" and s == 0.0 and not mentioned)
+    owner_same = bool(_owner(q.subject)) and _owner(q.subject) == _owner(m.subject)
     expects = q.slot.expects if q.slot is not None else ()
     typed = bool(set(expects) - {"OTHER"})
     head = q.slot.head if q.slot is not None else ""
@@ -100,5 +110,6 @@ def pair_features(q: Parse, m: Parse) -> np.ndarray:
         float(bool(q_verb) and q_verb not in ("be", "do", "have") and q_verb in m_verbs),
         overlap, float(len(m.values)), float(q.empty), float(m.empty),
         float(frame_answers(q, m)), float(frame_answers(q, m, typed=True)),
+        float(owner_same), float(mentioned),
     ]
     return np.asarray(row, dtype=np.float32)
