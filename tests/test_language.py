@@ -145,6 +145,15 @@ def test_chat_contractions_coordination_and_emoji(parser: Parser) -> None:
 
 
 @pytest.mark.spacy
+def test_lowercase_names(parser: Parser) -> None:
+    q = parser.parse("where does marcus work?")  # the tagger calls "marcus" a verb here
+    m = parser.parse("marcus works at the royal infirmary")
+    assert q.subject.name == "marcus" and m.subject.name == "marcus"
+    assert subject_match(q.subject, m.subject) == 1.0
+    assert ("work at", "royal infirmary") in {(t.frame, t.value) for t in m.triples}
+
+
+@pytest.mark.spacy
 def test_times_and_amounts_by_shape(parser: Parser) -> None:
     p = parser.parse("my flight leaves at 7:45am on friday")
     assert p.subject.key == "user>flight" and p.predicate == "leave"

@@ -229,7 +229,7 @@ def _noun_verb(tree: Tree, v: int) -> int | None:
     t = tree.t[v]
     if t.dep != "ROOT" or t.tag != "NNS" or not t.text.lower().endswith("s") or tree.children(v, *SUBJ_DEPS):
         return None
-    comp = [k for k in tree.children(v, "compound") if k < v and tree.t[k].pos == "NOUN"]
+    comp = [k for k in tree.children(v, "compound") if k < v and tree.t[k].pos in ("NOUN", "PROPN")]
     if not comp or not tree.children(v, "prep"):
         return None
     return comp[-1]
@@ -281,6 +281,9 @@ def _subject_of(tree: Tree, v: int, question: bool) -> tuple[Subject, int | None
                 return Subject("relation", owner, chain, "", tree.t[s].text), s
         return describe(tree, s), s
     t = tree.t[v]
+    between = _between_aux(tree, v) if question else None
+    if between is not None:
+        return between
     if t.pos in ("VERB", "AUX") and not question and t.tag not in ("VBG",):
         return Subject("user", "user", (), "", "", implicit=True), None  # chat drops "I"
     if t.pos in ("NOUN", "PROPN", "ADJ"):
@@ -293,6 +296,25 @@ def _subject_of(tree: Tree, v: int, question: bool) -> tuple[Subject, int | None
         if left and t.pos == "ADJ":
             return describe(tree, left[0]), left[0]
     return Subject(), None
+
+
+def _between_aux(tree: Tree, v: int) -> tuple[Subject, int] | None:
+    """In a question with do-support the subject stands between the auxiliary and the
+    verb ("where does marcus work?"), whatever the tagger called it."""
+    aux = [k for k in tree.children(v, "aux") if k < v]
+    if not aux:
+        return None
+    span = [k for k in range(aux[0] + 1, v) if tree.t[k].pos not in ("DET", "PUNCT", "PART", "ADV")
+            and not tree.is_wh(k)]
+    if not span:
+        return None
+    k = span[-1]
+    if tree.low(k) in FIRST_PERSON or tree.t[k].pos in ("NOUN", "PROPN", "PRON"):
+        return describe(tree, k), k
+    if tree.low(k).isalpha() and tree.low(k) not in SECOND_PERSON | THIRD_PERSON:
+        # a lowercase name the tagger took for a verb or adjective
+        return Subject("person", "", (), tree.low(k), tree.t[k].text), k
+    return None
 
 
 def _args(tree: Tree, v: int, skip: int | None, frame: str) -> list[tuple[str, int, bool]]:
@@ -397,8 +419,11 @@ def read(text: str, toks: Sequence[Tok]) -> Parse:
             # "my flight leaves at 7:45am": the tagger read "flight leaves" as a compound noun
             owner, chain = _owner(tree, v)
             c = tree.t[misread]
-            subj = Subject("relation" if owner else "other", owner, (*chain, c.lemma.lower()) if owner else (),
-                           "", c.text)
+            if c.pos == "PROPN":  # "marcus works at the royal infirmary"
+                subj = describe(tree, misread)
+            else:
+                subj = Subject("relation" if owner else "other", owner,
+                               (*chain, c.lemma.lower()) if owner else (c.lemma.lower(),), "", c.text)
             s_i, frame = misread, tree.low(v)[:-1]
         elif _verbless(tree, v):
             frame = "be " + tree.t[v].lemma.lower()  # a note: the root noun is the attribute
