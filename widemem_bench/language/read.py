@@ -201,7 +201,7 @@ def _shape(text: str) -> str | None:
 
 
 def _value_type(vals: Sequence[Value], idx: list[int]) -> str:
-    span = set(idx) - {-1}
+    span = set(idx)
     for v in vals:
         if span & set(range(v.start, v.end)):
             return v.type
