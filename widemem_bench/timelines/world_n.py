@@ -57,8 +57,8 @@ _LOWER_P = 0.7
 _NO_APOS_P = 0.5
 # Question kinds and their shares (a kind the state cannot serve falls back to answerable).
 _KIND_P: tuple[tuple[str, float], ...] = (
-    ("answerable", 0.34), ("stale_probe", 0.10), ("hard_negative", 0.24),
-    ("other_person", 0.20), ("never_mentioned", 0.12),
+    ("answerable", 0.36), ("stale_probe", 0.10), ("hard_negative", 0.26),
+    ("other_person", 0.22), ("never_mentioned", 0.06),
 )
 # A random stream of its own per user: (seed, user index, world tag), apart from A's and C's.
 _STREAM = 14
@@ -416,9 +416,11 @@ def _family(attr: str) -> str:
     return fam if fam in W.MULTI else attr
 
 
-def _ask_text(u: _User, tpl: str, subject: str, n: str = "") -> str:
+def _ask_text(u: _User, tpl: str, subject: str, n: str = "", e: str = "") -> str:
+    """A question as people type it; ``n`` names a value (a pet), ``e`` the entity whose
+    detail is asked (the trip's place, the car's model)."""
     if subject == "user":
-        body = fill(tpl, n=n)
+        body = fill(tpl, n=n, e=e.lower() if u.chance(0.6) else e)
     else:
         name = u.people.get(subject)
         form = u.pick(W.ASK_OTHER_FORMS) if name else "my {rel}"
@@ -429,6 +431,17 @@ def _ask_text(u: _User, tpl: str, subject: str, n: str = "") -> str:
     if u.chance(0.2):
         text = text.rstrip("?")
     return text
+
+
+def _entity(valid: list[_Fact], qslot: str) -> str:
+    """The user's current value of the entity a detail slot belongs to ("" for no detail)."""
+    base = qslot.split(":")[0]
+    if base not in W.DETAILS:
+        return ""
+    ent = W.DETAILS[base].entity
+    want = ent if ent in W.SINGLE else f"{ent}:{qslot.split(':')[1]}"
+    vals = [f.value for f in valid if f.subject == "user" and f.attribute == want]
+    return vals[-1] if vals else ""
 
 
 def _templates(subject: str, qslot: str) -> tuple[tuple[str, ...], str]:
@@ -462,9 +475,10 @@ def _question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
         gold = [f for f in valid if f.subject == s and _family(f.attribute) == a]
         tpls, n = _templates(s, a)
         i = int(u.rng.integers(len(tpls)))
+        ent = _entity(valid, a)
         others = [f for f in valid if f.subject != s and _family(f.attribute) == a]
         q.update(subject=s, attribute=a, gold=gold, stale=stale, distractors=others,
-                 gold_value=gold[0].value, text=_ask_text(u, tpls[i], s, n),
+                 gold_value=gold[0].value, text=_ask_text(u, tpls[i], s, n, ent),
                  family=f"n.q.{'self' if s == 'user' else 'other'}.{a.split(':')[0]}.{i}")
         return q
     if kind == "hard_negative":
@@ -484,7 +498,7 @@ def _question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
         slot, key, ent = cands[int(u.rng.integers(len(cands)))]
         tpls = W.DETAILS[slot.split(":")[0]].ask
         i = int(u.rng.integers(len(tpls)))
-        q.update(attribute=slot, distractors=[ent], text=_ask_text(u, tpls[i], "user", key),
+        q.update(attribute=slot, distractors=[ent], text=_ask_text(u, tpls[i], "user", key, ent.value),
                  family=f"n.q.slot_missing.{slot.split(':')[0]}.{i}")
         return q
     if kind == "other_person":
