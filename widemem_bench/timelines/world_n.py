@@ -204,8 +204,12 @@ def _say(u: _User, day: float, subject: str, attr: str, family: str, value: str,
         options = _pools(spec, subject)
         if u.chance(_NOTE_USER_P if subject == "user" else _NOTE_OTHER_P):
             options.reverse()
-        register, pool, style = next(
-            (r, *c) for r, ps in options if (c := _pool(u, ps, style))[0])
+        register, pool = "", ()
+        for reg, pools in options:
+            tpls, written = _pool(u, pools, style)
+            if tpls:
+                register, pool, style = reg, tpls, written
+                break
     i = int(u.rng.integers(len(pool)))
     who = _who(u, subject, register) if register != "chat" else ""
     text = fill(pool[i], R=who, **fields)
@@ -277,8 +281,8 @@ def _multi(u: _User, subject: str, family: str, n: int, lo: float,
     for key, f in _multi_values(u, family, n):
         day = float(u.rng.uniform(lo, 0.85 * u.span))
         attr = f"{family}:{key}"
-        kw = dict(kind="profile" if subject == "user" else "relation", importance=spec.importance,
-                  multi=True, start=start, spec=spec)
+        kw: dict[str, Any] = dict(kind="profile" if subject == "user" else "relation",
+                                  importance=spec.importance, multi=True, start=start, spec=spec)
         if family == "medication":
             doses = f["doses"].split("|")
             k0 = int(u.rng.integers(len(doses)))
@@ -483,7 +487,7 @@ def _question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
         return q
     if kind == "hard_negative":
         ever = {(f.subject, f.attribute) for f in u.facts}
-        cands = []
+        hard = []
         for f in valid:
             if f.subject != "user" or f.role == "restate":
                 continue
@@ -492,25 +496,25 @@ def _question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
             for dname, d in W.DETAILS.items():
                 slot = dname if fam in W.SINGLE else f"{dname}:{key}"
                 if d.entity == fam and ("user", slot) not in ever:
-                    cands.append((slot, key, f))
-        if not cands:
+                    hard.append((slot, key, f))
+        if not hard:
             return None
-        slot, key, ent = cands[int(u.rng.integers(len(cands)))]
+        slot, key, owner = hard[int(u.rng.integers(len(hard)))]
         tpls = W.DETAILS[slot.split(":")[0]].ask
         i = int(u.rng.integers(len(tpls)))
-        q.update(attribute=slot, distractors=[ent], text=_ask_text(u, tpls[i], "user", key, ent.value),
+        q.update(attribute=slot, distractors=[owner], text=_ask_text(u, tpls[i], "user", key, owner.value),
                  family=f"n.q.slot_missing.{slot.split(':')[0]}.{i}")
         return q
     if kind == "other_person":
         have = sorted({a for f in valid if (a := _family(f.attribute)) in W.SINGLE or a in W.MULTI})
         ever = {(f.subject, _family(f.attribute)) for f in u.facts}
         rels = list(u.people) + [r for r in W.RELATIONS if r not in u.people][:3]
-        cands = [(r, a) for r in rels for a in have
+        pairs = [(r, a) for r in rels for a in have
                  if (r, a) not in ever and _templates(r, a)[0]
                  and not (r in ("wife", "husband", "partner") and "partner" in have)]
-        if not cands:
+        if not pairs:
             return None
-        r, a = cands[int(u.rng.integers(len(cands)))]
+        r, a = pairs[int(u.rng.integers(len(pairs)))]
         tpls, _ = _templates(r, a)
         i = int(u.rng.integers(len(tpls)))
         q.update(subject=r, attribute=a, text=_ask_text(u, tpls[i], r),
