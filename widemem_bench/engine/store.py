@@ -12,7 +12,7 @@ What a SQLite store promises (issue 17): one writer per store, enforced by a loc
 beside the store (``<store>.lock``; a second engine or process gets a one-line error
 naming the holder's pid and host); and verified reads: every open runs SQLite's
 ``integrity_check``, every memory and history row carries a sha256 over all of its
-fields (id, user, content, importance, times, category, slot and vector), and every
+fields (id, user, content, importance, times, category, slot, vector and supersession), and every
 vector is checked for length, finiteness and unit norm, so a damaged row is either a
 one-line error naming the store and the row or (``on_damage="quarantine"``) set aside
 and listed in ``MemoryStore.damaged``; it never reaches a search.
