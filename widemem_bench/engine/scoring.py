@@ -109,32 +109,32 @@ def importance01(importance) -> np.ndarray:
     return np.clip(np.asarray(importance, dtype=np.float64), 0.0, IMPORTANCE_MAX) / IMPORTANCE_MAX
 
 
-def weighted_sum(similarity, importance01, recency, w_sim, w_imp, w_rec):
-    """The one weighted sum of every score in the package (engine, batch, sweeps).
-
-    Left to right as in widemem, so scalars give widemem's float. The weights
-    broadcast too: the batch passes (Q, 1) weight columns over (Q, C) matrices.
-    """
-    return w_sim * similarity + w_imp * importance01 + w_rec * recency
-
-
 def boost_add(final, top_final, boost):
     """A boosted candidate's score: ``final + top_final * boost`` (widemem's two-pass add)."""
     return final + top_final * float(boost)
 
 
-def combine(similarity, importance, recency, weights) -> np.ndarray:
-    """``w_sim * sim + w_imp * clip(importance, 0, 10) / 10 + w_rec * recency``.
+def combine(similarity, importance, recency, weights, *, scaled: bool = False):
+    """``w_sim * sim + w_imp * clip(importance, 0, 10) / 10 + w_rec * recency``: THE
+    weighted sum of every score in the package (engine search, batched scorer, sweeps).
 
-    Inputs broadcast against each other; the result is float64. The sum runs
-    left to right as in widemem, so a scalar result equals widemem's float.
+    Inputs broadcast against each other; the result is float64. The sum runs left to
+    right as in widemem, so a scalar result equals widemem's float. ``scaled``: the
+    importance is already ``importance01`` and the inputs float64 (the engine's hits,
+    the batch's matrices); the weights may then be arrays that broadcast (the batch's
+    (Q, 1) weight columns).
     """
-    w = tuple(float(x) for x in weights)
-    if len(w) != 3:
-        raise ValueError(f"weights must have 3 entries (similarity, importance, recency), got {len(w)}")
-    sim = np.asarray(similarity, dtype=np.float64)
-    rec = np.asarray(recency, dtype=np.float64)
-    return np.asarray(weighted_sum(sim, importance01(importance), rec, w[0], w[1], w[2]), dtype=np.float64)
+    if len(weights) != 3:
+        raise ValueError(f"weights must have 3 entries (similarity, importance, recency), got {len(weights)}")
+    if scaled:
+        w_sim, w_imp, w_rec = weights
+        imp = importance
+    else:
+        w_sim, w_imp, w_rec = (float(x) for x in weights)
+        similarity = np.asarray(similarity, dtype=np.float64)
+        imp = importance01(importance)
+        recency = np.asarray(recency, dtype=np.float64)
+    return w_sim * similarity + w_imp * imp + w_rec * recency
 
 
 def _topic_items(topic_weights) -> Iterable[tuple[str, float]]:
@@ -297,7 +297,7 @@ def rank_hits(
     entry is not finite); it only skips the argument checks and broadcasting,
     which cost more than the scoring itself on a user's few hits.
     """
-    final = weighted_sum(similarity, importance01, recency, weights[0], weights[1], weights[2])
+    final = combine(similarity, importance01, recency, weights, scaled=True)
     if multiplier is not None:
         final = final * multiplier
     # Any NaN / inf among the inputs makes the sum non-finite: the general path

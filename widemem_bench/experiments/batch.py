@@ -293,7 +293,7 @@ def score(
     rec = recency_matrix(prep, decay_function, decay_rate) if recency is None else recency
     w = query_weights(prep, weights)
     # The engine's weighted sum, with a weight column per row.
-    prior = scoring.weighted_sum(prep.sim, prep.imp10, rec, w[:, 0:1], w[:, 1:2], w[:, 2:3])
+    prior = scoring.combine(prep.sim, prep.imp10, rec, (w[:, 0:1], w[:, 1:2], w[:, 2:3]), scaled=True)
     final = prior
     present = prep.mem >= 0
     if two_pass and prep.adapt:
