@@ -40,6 +40,7 @@ MULTI_HOP_CUES: tuple[str, ...] = (
     "relate to", "in common",
 )
 SHORT_WHAT_MAX_WORDS = 10
+BOOST_N = 5  # widemem's two-pass boost lifts the 5 most similar candidates of a factual query
 
 
 def _normalise_query(query: str) -> str:
@@ -194,7 +195,7 @@ def rank_desc(scores, prior=None) -> np.ndarray:
 
 
 def two_pass_boost(
-    final: np.ndarray, similarity: np.ndarray, boost: float, n: int = 5
+    final: np.ndarray, similarity: np.ndarray, boost: float, n: int = BOOST_N
 ) -> np.ndarray:
     """widemem's two-pass similarity boost, on a copy of ``final``.
 
@@ -259,7 +260,7 @@ def score_and_rank(
     multiplier=None,
     similarity_first: bool = False,
     boost: float = 0.15,
-    n: int = 5,
+    n: int = BOOST_N,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One pass of widemem's ``score_and_rank`` over arrays.
 
@@ -287,7 +288,7 @@ def rank_hits(
     weights: Weights,
     multiplier: np.ndarray | None = None,
     boost: float | None = None,
-    n: int = 5,
+    n: int = BOOST_N,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``score_and_rank`` for one query's hits, as the engine's search calls it.
 

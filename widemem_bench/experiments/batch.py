@@ -35,7 +35,7 @@ from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
 from widemem_bench.engine.recency import decay, validate_decay
 
 CLASSES = ("temporal", "factual", "other")
-BOOST_N = 5  # widemem boosts the 5 most similar candidates of a factual query
+BOOST_N = scoring.BOOST_N  # the engine's: widemem boosts the 5 most similar candidates
 SECONDS_PER_DAY = 86400.0
 
 
