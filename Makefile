@@ -72,6 +72,7 @@ bench-extended: venv-extended
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
 perf: venv
 	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
+	$(PY) -m widemem_bench.regression --bench --out reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
 # widemem_bench/calibration/files/<embedder>.json (only this target passes

@@ -526,6 +526,175 @@ def run_gate(path: Path = BASELINE_PATH, progress: Any = print) -> tuple[int, li
     return (1 if failures else 0), failures
 
 
+# ------------------------------------------------------------------ any memory system
+ADAPTER_USERS = 60   # gate users driven through an adapter (an outside system is slower)
+ADAPTER_TOP_K = 10
+
+
+def adapter_baseline_path(name: str) -> Path:
+    return REPO_ROOT / "reports" / "baseline" / f"adapter-{name}.json"
+
+
+def adapter_settings(name: str, options: Mapping[str, Any], tl: Any, users: Sequence[str]) -> dict[str, Any]:
+    return {"adapter": name, "options": dict(options), "embedder": default_groups().get("embedder", "minilm-l6"),
+            "users": len(users), "top_k": ADAPTER_TOP_K,
+            "gate_data": {**GATE_DATA, "sha256": data_fingerprint(tl)}}
+
+
+def adapter_measure(name: str, options: Mapping[str, Any], tl: Any, users: Sequence[str],
+                    progress: Any = print) -> dict[str, Measure]:
+    """The gated metrics a `MemoryAdapter` can give: its own band (when it reports one),
+    AUROC of its top-1 score, hit@1 / MRR, and stale-fact survival (stale above current)."""
+    import contextlib
+    import tempfile
+
+    from widemem_bench.embedders import load_embedder
+    from widemem_bench.peers.adapters import build_adapter
+    from widemem_bench.peers.evaluate import BAND_CODE, drive, score_answers
+    from widemem_bench.peers.replay import replay_steps
+
+    code = {u: i for i, u in enumerate(users)}
+    nu = len(users)
+    steps = replay_steps(tl.events, tl.questions, users)
+    emb = load_embedder(default_groups().get("embedder", "minilm-l6"))
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"wb-gate-{name}-") as work:
+        adapter = build_adapter(name, emb, dict(options), work_dir=Path(work))
+        with contextlib.closing(adapter):
+            answers, _ = drive(adapter, steps, top_k=ADAPTER_TOP_K)
+    sc = score_answers(answers, tl.events, tl.questions)
+    progress(f"  adapter {name}: {len(steps)} calls, {time.perf_counter() - t0:.1f} s")
+    kinds = sc["kind"].to_numpy(dtype=str)
+    uc = np.array([code[str(u)] for u in sc["user_id"]], np.intp)
+    out: dict[str, Measure] = {}
+    conf = np.isin(kinds, CONFIDENCE_KINDS)
+    if sc["band"].notna().all():
+        b = sc["band"].map(BAND_CODE).to_numpy(dtype=np.int8)
+        out[f"{name}/recall_moderate_plus"] = ratio_measure("recall_moderate_plus", uc[conf], nu, b[conf], kinds[conf])
+        for k in NEGATIVE_KINDS:
+            out[f"{name}/false_confidence_{k}"] = ratio_measure(f"false_confidence_{k}", uc[conf], nu, b[conf],
+                                                                kinds[conf])
+        for k in CONFIDENCE_KINDS:
+            out[f"{name}/share_{k}_none"] = ratio_measure(f"share_{k}_none", uc[conf], nu, b[conf], kinds[conf])
+    out[f"{name}/auroc"] = auroc_measure(uc[conf], sc["top1_score"].to_numpy(float)[conf], kinds[conf])
+    ans = kinds == "answerable"
+    rank = sc["gold_rank"].to_numpy(float)
+    rank = np.where(rank > 0, rank, np.inf)
+    for m in ("hit@1", "mrr"):
+        out[f"{name}/{m}"] = ratio_measure(m, uc[ans], nu, rank[ans])
+    stale = kinds == "stale_probe"
+    out[f"{name}/stale_survival"] = ratio_measure("stale_survival", uc[stale], nu,
+                                                  sc["stale_above_gold"].to_numpy(float)[stale])
+    return out
+
+
+def adapter_main(name: str, args: Sequence[str]) -> int:
+    """``widemem-bench regression adapter=<name> [baseline=PATH] [--write REASON] [options.k=v]``."""
+    import yaml
+
+    path = adapter_baseline_path(name)
+    write: str | None = None
+    opts_file = REPO_ROOT / "configs" / "adapter" / f"{name}.yaml"
+    options: dict[str, Any] = dict((yaml.safe_load(opts_file.read_text()) or {}).get("options") or {}) \
+        if opts_file.is_file() else {}
+    it = iter(args)
+    for a in it:
+        if a == "--write":
+            write = next(it, "")
+        elif a.startswith("baseline="):
+            path = Path(a.split("=", 1)[1])
+        elif a.startswith("options."):
+            k, v = a.removeprefix("options.").split("=", 1)
+            options[k] = yaml.safe_load(v)
+        else:
+            raise GateInputError(f"unknown argument {a!r} (adapter=<name> [baseline=PATH] [--write REASON] "
+                                 "[options.<key>=<value>])")
+    tl = gate_timelines()
+    users = sorted(tl.events["user_id"].unique())[:ADAPTER_USERS]
+    settings = adapter_settings(name, options, tl, users)
+    if write is not None:
+        if not write.strip():
+            raise GateInputError(f"blessing needs a reason: widemem-bench regression adapter={name} --write 'why'")
+        current = adapter_measure(name, options, tl, users)
+        data = {"format": FORMAT, "blessed": {"reason": write.strip(), "commit": git_commit(),
+                                              "lock_sha256": lock_sha256(),
+                                              "written": dt.datetime.now(dt.UTC).replace(tzinfo=None)
+                                              .isoformat(timespec="seconds")},
+                "evaluated": settings, "users": list(users),
+                "metrics": {k: v.to_json() for k, v in sorted(current.items())}}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump(data), encoding="utf-8")
+        print(f"wrote {path}")
+        return 0
+    if not path.is_file():
+        raise GateInputError(f"no baseline {path} for adapter {name!r}; bless one with: "
+                             f"widemem-bench regression adapter={name} --write 'REASON'")
+    baseline = load_baseline(path)
+    check_inputs(baseline, settings)
+    print("evaluated: " + json.dumps({k: v for k, v in settings.items() if k != "gate_data"}, sort_keys=True))
+    failures = setting_diffs(settings, baseline["evaluated"])
+    table, bad, good = judge(adapter_measure(name, options, tl, users), baseline)
+    for line in table:
+        print(line)
+    failures += [f"REGRESSION {b}" for b in bad] + [f"IMPROVED {g}" for g in good]
+    if failures:
+        print("GATE FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print(f"ok: {name} moved no gated metric beyond its minimal effect")
+    return 0
+
+
+BENCH_HEADER = "## Regression gate, warm"
+BUDGET_S = 60.0
+
+
+def bench(out: Path, rounds: int = 3) -> str:
+    """Time warm gate runs (each its own process, after one warm-up) and write the
+    section `BENCH_HEADER` of ``out`` (a benchmark: nothing asserts on it)."""
+    import resource
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "widemem_bench.regression"]
+    walls, cpus, codes = [], [], []
+    load0 = os.getloadavg()
+    for i in range(rounds + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if i == 0:
+            continue  # the warm-up fills the embedding cache if it was cold
+        walls.append(wall)
+        cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+        codes.append(r.returncode)
+    load1 = os.getloadavg()
+    med, cpu = float(np.median(walls)), float(np.median(cpus))
+    section = "\n".join([
+        BENCH_HEADER, "",
+        "`python -m widemem_bench.regression` (the gate of `make test`: the gate users, "
+        f"MemoryEngine replays of {len(RESOLVERS)} resolvers), warm embedding cache, "
+        f"each run its own process, {rounds} rounds after one warm-up; written by "
+        "`python -m widemem_bench.regression --bench` (part of `make perf`).",
+        "",
+        f"- wall time: median **{med:.1f} s** (rounds {', '.join(f'{w:.1f}' for w in walls)}); "
+        f"{med / BUDGET_S:.2f} of the 60 s budget; exit codes {codes}",
+        f"- CPU time: median {cpu:.1f} s (the rest is waiting on a shared machine)",
+        f"- load average at start {[round(x, 2) for x in load0]}, at the end {[round(x, 2) for x in load1]}",
+        f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, commit {git_commit()}",
+        "",
+    ])
+    text = out.read_text(encoding="utf-8") if out.is_file() else ""
+    if BENCH_HEADER in text:
+        head, _, rest = text.partition(BENCH_HEADER)
+        nxt = rest.find("\n## ")
+        text = head + section + (rest[nxt + 1:] if nxt >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    out.write_text(text, encoding="utf-8")
+    return section
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -533,7 +702,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "-h" in args or "--help" in args:
         print(__doc__)
         return 0
-    rest = args
+    adapter = next((a.split("=", 1)[1] for a in args if a.startswith("adapter=")), None)
+    rest = [a for a in args if not a.startswith("adapter=")]
+    if adapter is not None:
+        return adapter_main(adapter, rest)
+    if rest[:1] == ["--bench"]:
+        print(bench(Path(rest[2]) if rest[1:2] == ["--out"] and len(rest) > 2 else REPO_ROOT / "reports" / "perf.md"))
+        return 0
     if rest[:1] == ["--write"]:
         if len(rest) > 2:
             raise GateInputError("usage: --write 'REASON' (one argument; make golden REASON='...')")
