@@ -146,3 +146,18 @@ def test_the_code_as_it_stands_passes_the_gate() -> None:
     code, failures = regression.run_gate(progress=lines.append)
     assert any(line.startswith("evaluated (the code's defaults):") for line in lines)
     assert code == 0, "gate failed (if intended: make golden REASON='...'):\n" + "\n".join(failures)
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_a_peer_is_gated_against_the_baseline_its_user_blesses(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "adapter-engine.json"
+    assert regression.main(["adapter=engine", f"baseline={path}", "--write", "first baseline"]) == 0
+    assert json.loads(path.read_text())["blessed"]["reason"] == "first baseline"
+    assert regression.main(["adapter=engine", f"baseline={path}"]) == 0
+    capsys.readouterr()
+    code = regression.main(["adapter=engine", f"baseline={path}",
+                            "options.engine={weights: [0.2, 0.5, 0.3]}"])
+    out = capsys.readouterr().out
+    assert code == 1 and "settings: options.engine" in out and "REGRESSION engine/" in out

@@ -51,7 +51,7 @@ def _array(age: np.ndarray, name: str, rate: float) -> np.ndarray:
     if name == "none":
         out = np.ones_like(a)
     elif name == "exponential":
-        out = np.exp(-rate * a)
+        out = decay(a, name, rate)  # the one exponential (the engine's and the batch's call)
     elif name == "linear":
         out = np.maximum(1.0 - rate * a, 0.0)
     else:
