@@ -700,7 +700,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:
-        print(__doc__)
+        print("usage: widemem-bench regression [--write REASON | --bench [--out FILE]]\n"
+              "       widemem-bench regression adapter=<name> [baseline=PATH] [--write REASON] "
+              "[options.<key>=<value>]\n\n" + (__doc__ or ""))
         return 0
     adapter = next((a.split("=", 1)[1] for a in args if a.startswith("adapter=")), None)
     rest = [a for a in args if not a.startswith("adapter=")]
