@@ -181,6 +181,7 @@ def evaluated_settings(tl: Any | None = None) -> dict[str, Any]:
     from widemem_bench.embedders.registry import get_spec
     from widemem_bench.engine import EngineConfig, scoring, thresholds_for_model
     from widemem_bench.engine.modes import RETRIEVAL_MODE_PRESETS
+    from widemem_bench.engine.recency import STEP_FLOOR, STEP_SCHEDULE
 
     ec = EngineConfig()
     embedder = default_groups().get("embedder", "minilm-l6")
@@ -195,7 +196,10 @@ def evaluated_settings(tl: Any | None = None) -> dict[str, Any]:
               if k not in ("llm_api_key", "llm_url", "llm_model", "llm_timeout")}
     out: dict[str, Any] = {
         "engine": json.loads(json.dumps(engine, default=str)),
-        "adaptation": {"temporal": list(scoring.TEMPORAL_WEIGHTS), "factual": list(scoring.FACTUAL_WEIGHTS)},
+        "adaptation": {"temporal": list(scoring.TEMPORAL_WEIGHTS), "factual": list(scoring.FACTUAL_WEIGHTS),
+                       "short_what_max_words": scoring.SHORT_WHAT_MAX_WORDS},
+        "scoring": {"boost_n": scoring.BOOST_N, "importance_max": scoring.IMPORTANCE_MAX,
+                    "step_schedule": [list(x) for x in STEP_SCHEDULE], "step_floor": STEP_FLOOR},
         "modes": {str(m.value): dataclasses.asdict(p) for m, p in RETRIEVAL_MODE_PRESETS.items()},
         "embedder": embedder,
         "model_id": model_id,
