@@ -276,7 +276,7 @@ def _load_data(dataset: str) -> tuple[Any, dict[str, Any]]:
     from widemem_bench.timelines.materialize import read_config
 
     tl, meta = load_dataset(read_config(dataset), {})
-    check_fittable(getattr(tl, "world", "a"), "calibration")
+    check_fittable(tl, "calibration")
     return tl, meta
 
 
@@ -427,7 +427,7 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
     if tl is None or meta is None:
         tl, meta = _load_data(opts.dataset)
     # world B is evaluation-only (issue 13): refuse before anything is fitted or written
-    check_fittable(getattr(tl, "world", "a"), "calibration")
+    check_fittable(tl, "calibration")
     emb = _embedder(name, tl.events)
     pq, x = per_query(tl, emb)
     secs["prepare"] = time.perf_counter() - t0

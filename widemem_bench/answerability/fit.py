@@ -126,7 +126,7 @@ def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | N
 
     if tl is None or meta is None:
         tl, meta = load_world(opts.dataset)
-    check_fittable(str(meta.get("world", "a")), "answerability v2")
+    check_fittable(tl if hasattr(tl, "meta") else meta, "answerability v2")
     t0 = time.perf_counter()
     emb = load_embedder(name)
     if hasattr(emb, "fit"):

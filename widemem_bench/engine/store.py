@@ -52,6 +52,8 @@ from typing import Literal
 
 import numpy as np
 
+from widemem_bench.engine import scoring
+
 try:  # POSIX; elsewhere the single-writer rule is not enforced (documented)
     import fcntl
 except ImportError:  # pragma: no cover
@@ -247,10 +249,7 @@ def epoch_us(t: dt.datetime) -> float | None:
 def importance01(importance: float) -> float:
     """``np.clip(importance, 0, 10) / 10``, the importance term of a score, as one float
     (in range it is the plain division numpy does; anything else goes through numpy)."""
-    v = float(importance)
-    if 0.0 <= v <= 10.0:
-        return v / 10.0
-    return float(np.clip(np.float64(v), 0.0, 10.0) / 10.0)
+    return float(scoring.importance01(float(importance)))  # the one formula
 
 
 class Hits:

@@ -78,6 +78,8 @@ _DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
 WORLDS: dict[str, str] = {"a": "timelines (world A)", "b": "world_b (evaluation-only)",
                           "c": "world_c (development)", "n": "world_n (development, natural register)"}
 _WORLD_VERSIONS: dict[str, str] = {"b": WORLD_B_VERSION, "c": WORLD_C_VERSION, "n": WORLD_N_VERSION}
+# The regression gate's users (widemem_bench.regression.gate_timelines): never fitted on.
+GATE_SPLIT = "gate"
 # Worlds nothing may be fitted, tuned or calibrated on.
 SEALED_WORLDS: tuple[str, ...] = ("b",)
 
@@ -89,10 +91,20 @@ def check_world(world: object) -> str:
     return str(world)
 
 
-def check_fittable(world: str, what: str = "this") -> None:
-    """Refuse to fit on world B: it is for evaluation only (issue 13). Call it where a
-    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``).
+def check_fittable(world: Any, what: str = "this") -> None:
+    """Refuse to fit on world B (evaluation only, issue 13) and on the regression gate's
+    users (split "gate", issue 23). Call it where a method fits, tunes or calibrates on a
+    loaded data set: ``check_fittable(tl)`` (a Timelines, its meta or its world name).
     World C is a development world: fitting on it is allowed."""
+    meta: Any = getattr(world, "meta", world)
+    if isinstance(meta, dict):
+        frames = [getattr(world, t, None) for t in TABLES]
+        gated = meta.get("split") == GATE_SPLIT or any(
+            f is not None and "split" in f.columns and (f["split"] == GATE_SPLIT).any() for f in frames)
+        if gated:
+            raise ValueError(f"dataset: the gate users (split {GATE_SPLIT!r}) are read by the regression gate "
+                             f"only; {what} fits on world A train / validation or world C")
+        world = str(meta.get("world", "a"))
     if check_world(world) in SEALED_WORLDS:
         raise ValueError(f"dataset: world {world!r} is evaluation-only; {what} fits on world A "
                          "train / validation (dataset=timelines or timelines_small) or world C")
