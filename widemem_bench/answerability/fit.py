@@ -92,7 +92,7 @@ def choose_cutoffs(prob: np.ndarray, kinds: np.ndarray, users: np.ndarray, targe
     """
     from widemem_bench.calibration.certify import certify_ladder
 
-    tgt = {b: float(targets[b]) for b in ("high", "moderate") if b in targets}
+    tgt: dict[str, float] = {b: float(targets[b]) for b in ("high", "moderate") if b in targets}
     ladder = certify_ladder(prob, kinds, users, targets=tgt, caps=CAP, none_answerable=NONE_ANSWERABLE,
                             delta=delta, method="cluster", score_name="answerability v2", strict=False)
     info: dict[str, Any] = {b: dict(v) for b, v in ladder.bands.items()}
