@@ -18,9 +18,10 @@ from widemem_bench.reports.markdown import fmt, md_table
 
 MAX_SENTENCES = 8
 # Recommendation table: (column, figure key in the calibration file / metric in the record).
+# The order of calibrate's console table and reports/calibration.md (calibrate.table_columns).
 KIND_COLUMNS = (("false conf. hard negative", "false_confidence_hard_negative"),
-                ("false conf. never mentioned", "false_confidence_never_mentioned"),
-                ("false conf. other person", "false_confidence_other_person"))
+                ("false conf. other person", "false_confidence_other_person"),
+                ("false conf. never mentioned", "false_confidence_never_mentioned"))
 NONE_KEY = "none_rate_answerable"
 
 
