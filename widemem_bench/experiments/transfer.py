@@ -128,7 +128,6 @@ def cell(score: np.ndarray, bands: np.ndarray, kinds: np.ndarray, groups: np.nda
         row[key], row[f"{key}_lo"], row[f"{key}_hi"] = float(v), float(lo), float(hi)
     # answerable questions the method puts at NONE (band 0): what its LOW cut-off certifies <= 5 % on train users
     from widemem_bench.metrics.rates import rate_ci
-
     ans = kinds == "answerable"
     v, lo, hi = rate_ci((bands[ans] == 0).astype(float), groups[ans], n_boot=n_boot, seed=seed)
     row["answerable_none"], row["answerable_none_lo"], row["answerable_none_hi"] = v, lo, hi
@@ -206,8 +205,7 @@ def _ci(r: Any, key: str, pct: bool) -> str:
 
 
 def _signed(r: Any, key: str) -> str:
-    v, lo, hi = r[key], r[f"{key}_lo"], r[f"{key}_hi"]
-    return "n/a" if v != v else f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+    return "n/a" if r[key] != r[key] else f"{r[key]:+.3f} [{r[f'{key}_lo']:+.3f}, {r[f'{key}_hi']:+.3f}]"
 
 
 def mark_footnote(table: pd.DataFrame, seen: Any = None) -> str:
@@ -227,6 +225,19 @@ def mark_footnote(table: pd.DataFrame, seen: Any = None) -> str:
         if by_set:
             notes.append(f"{m}: " + "; ".join(f"{k} ({v})" for k, v in by_set.items()))
     return ". ".join(notes)
+
+
+def _fixture_counts(table: pd.DataFrame, sets: list[str]) -> list[str]:
+    """The fixture's counts table (hard negatives / answerable at MODERATE+) as markdown lines."""
+    fx = [s for s in sets if s.startswith("fixture")]
+    lines = ["Counts on widemem's fixture (hard negatives at MODERATE+ / answerable at MODERATE+):", "",
+             "| method | " + " | ".join(fx) + " |", "|---|" + "---|" * len(fx)]
+    for m in [m for m in METHODS if (table["method"] == m).any()]:
+        rows = [table[(table["method"] == m) & (table["set"] == s)].iloc[0] for s in fx]
+        lines.append(f"| {m} | " + " | ".join(f"{r['hard_negative_moderate_plus']}/{r['n_hard_negative']} · "
+                                              f"{r['answerable_moderate_plus']}/{r['n_answerable']}" for r in rows)
+                     + " |")
+    return lines
 
 
 def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_bench.run experiment=transfer",
@@ -293,21 +304,7 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
                              if len(r) else "n/a")
             lines.append(f"| {PAIRED} | " + " | ".join(cells) + " |")
         lines += ["<!-- /readme -->", ""] if metric == "auroc" else [""]
-    lines += ["Counts on widemem's fixture (hard negatives at MODERATE+ / answerable at MODERATE+):", "",
-              "| method | " + " | ".join(s for s in sets if s.startswith("fixture")) + " |",
-              "|---|" + "---|" * len([s for s in sets if s.startswith("fixture")])]
-    for m in METHODS:
-        part = table[table["method"] == m]
-        if not len(part):
-            continue
-        cells = []
-        for s in sets:
-            if not s.startswith("fixture"):
-                continue
-            row = part[part["set"] == s].iloc[0]
-            cells.append(f"{row['hard_negative_moderate_plus']}/{row['n_hard_negative']} · "
-                         f"{row['answerable_moderate_plus']}/{row['n_answerable']}")
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += _fixture_counts(table, sets)
     lines.append("")
     return "\n".join(lines) + "\n"
 
