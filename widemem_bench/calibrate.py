@@ -443,6 +443,10 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
         tl, meta = _load_data(opts.dataset)
     # world B is evaluation-only (issue 13): refuse before anything is fitted or written
     check_fittable(getattr(tl, "world", "a"), "calibration")
+    if (tl.events["split"] == "holdout").any():
+        from widemem_bench.sealed import open_split
+
+        open_split("world A holdout", world=tl)   # its holdout figures below read the sealed split: the ledger sees it
     emb = _embedder(name, tl.events)
     pq, x = per_query(tl, emb)
     secs["prepare"] = time.perf_counter() - t0
