@@ -229,7 +229,9 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         raise ValueError(f"params.candidate_k: must be >= 1, got {candidate_k}")
     sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
     emb_name = str((cfg.get("embedder") or {}).get("name"))
-    seen = {str(s) for s in (p.get("seen") or [])}
+    if p.get("seen") is not None:
+        raise ValueError("params.seen: the † marks come from the entry headers of reports/DESIGN_LOG.md; "
+                         "remove params.seen")
     summary: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
     upd_tables: list[pd.DataFrame] = []
@@ -245,6 +247,12 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         split_users: dict[str, list[str]] = {}
         splits = spec.get("splits")
         by_user = events.groupby("user_id")["split"].first()
+        if tl.world == "a" and (not splits or "holdout" in splits) and (by_user == "holdout").any():
+            from widemem_bench.sealed import open_split
+
+            # world A's holdout users come through the sealed-split loader (the ledger sees the read)
+            hold = set(open_split("world A holdout", world=tl).events["user_id"].astype(str))
+            by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
         if splits:
             for sp in splits:
                 split_users[str(sp)] = sorted(str(u) for u in by_user[by_user == sp].index)
@@ -277,7 +285,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     table = pd.DataFrame(summary)
     md = ctx.output_dir / "resolver_transfer.md"
     md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text(render(table, emb_name, candidate_k, seen, metas) + "\n")
+    md.write_text(render(table, emb_name, candidate_k, None, metas) + "\n")
     tables = {"summary": table}
     if upd_tables:
         tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
