@@ -172,9 +172,9 @@ def _bad(tmp_path: Path, name: str, edit) -> Path:
 @pytest.mark.parametrize(("name", "edit", "msg"), [
     ("no_label.csv", lambda d: d.drop(columns=["label"]), r"missing column 'label'"),
     ("bad_label.csv", lambda d: d.assign(label=d["label"].where(d.index != 6, "maybe")),
-     r"row 7: label 'maybe' is not one of answerable, unanswerable"),
+     r"line 8: label 'maybe' is not one of answerable, unanswerable"),
     ("few_users.csv", lambda d: d[d["user_id"] < "u10"], r"column 'user_id' has 10 users; the certificate needs at least 30"),
-    ("bad_score.csv", lambda d: d.assign(score=d["score"].where(d.index != 11, "1.7")), r"row 12: score 1.7 is outside \[-1, 1\]"),
+    ("bad_score.csv", lambda d: d.assign(score=d["score"].where(d.index != 11, "1.7")), r"line 13: score 1.7 is outside \[-1, 1\]"),
 ])
 def test_bad_labels_files_give_one_line_and_write_nothing(tmp_path, capsys, name, edit, msg) -> None:
     import re
@@ -237,3 +237,20 @@ def test_minilm_l3_prints_env_and_table_and_writes_nothing_in_the_package(tmp_pa
     out = capsys.readouterr().out
     assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never_mentioned" in out
     assert _package_state() == before
+
+
+def test_label_errors_name_the_line_an_editor_shows(tmp_path) -> None:
+    """A CSV's header is line 1 and a quoted field may span lines; JSONL skips blank lines
+    but still counts them: the error names the line the editor shows, not a row index."""
+    from widemem_bench.calibration.labels import read_labels
+
+    rows = ["user_id,query,label,score", 'u0,"two\nline query",answerable,0.5', "u1,q,maybe,0.4"]
+    csv_path = tmp_path / "l.csv"
+    csv_path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"l\.csv line 4: label 'maybe'"):
+        read_labels(csv_path)
+    jl = tmp_path / "l.jsonl"
+    jl.write_text('{"user_id": "u0", "query": "q", "label": "answerable", "score": 0.5}\n\n'
+                  '{"user_id": "u1", "query": "q", "label": "answerable", "score": 3}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"l\.jsonl line 3: score 3.0 is outside"):
+        read_labels(jl)

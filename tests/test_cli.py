@@ -75,3 +75,30 @@ def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert "did you mean 'contradiction'?" in err and "\n" not in err.rstrip("\n")
     assert err.count("calibrate") == 1 and err.count(" perf") == 1  # experiment and tool: one name
+
+
+def test_a_bad_value_names_its_key_and_a_refused_run_writes_nothing(tmp_path: Path) -> None:
+    """A typed default is checked before the run; a refusal inside the run (here numpy's,
+    for a negative count) removes the folder Hydra made for it."""
+    out = tmp_path / "out"
+    bad = _cli("smoke", "params.n=abc", f"paths.output_dir={out}", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == "error: params.n: expected an integer, got 'abc'"
+    late = _cli("smoke", "params.n=-1", f"paths.output_dir={out}", cwd=tmp_path)
+    assert late.returncode == 2 and late.stderr.strip().startswith("error: ")
+    assert not out.exists(), sorted(out.rglob("*"))
+    # A folder that already holds a run keeps it.
+    assert _cli("smoke", "params.n=2", f"paths.output_dir={out}", cwd=tmp_path).returncode == 0
+    again = _cli("smoke", "params.n=2", "params.sleep=-1", f"paths.output_dir={out}", cwd=tmp_path)
+    assert again.returncode == 2 and any(out.rglob("record.json"))
+
+
+def test_a_null_default_s_conversion_error_names_its_key() -> None:
+    from widemem_bench.harness.keys import name_bad_value
+
+    cfg = {"params": {"n_users": "abc", "n_boot": 10}, "seed": 0}
+    try:
+        int(cfg["params"]["n_users"])
+    except ValueError as exc:
+        assert name_bad_value(exc, cfg) == "params.n_users: expected an integer, got 'abc'"
+    assert name_bad_value(ValueError("something else"), cfg) is None

@@ -12,7 +12,7 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from widemem_bench.experiments import hydra_resolvers  # noqa: F401  (registers wb_root, wb_dirname)
-from widemem_bench.experiments.validate import ConfigError, validate_config
+from widemem_bench.harness.validate import ConfigError, validate_config
 from widemem_bench.run import check_group_choices
 
 pytestmark = pytest.mark.filterwarnings("ignore:(?s).*validated against ConfigStore schema")

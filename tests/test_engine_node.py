@@ -106,7 +106,7 @@ def test_thresholds_of_takes_a_model_id_and_still_finds_the_calibration():
 @pytest.mark.parametrize("key,value", [("ymyl_importance_floor", 20), ("ymyl_classifier", "magic"),
                                        ("topic_weights", "tea")])
 def test_a_bad_engine_value_is_one_line_naming_its_key(key: str, value: object):
-    from widemem_bench.experiments.validate import ConfigError, validate_config
+    from widemem_bench.harness.validate import ConfigError, validate_config
 
     with pytest.raises(ConfigError, match=rf"^engine\.{key}: ") as exc:
         validate_config({**BASE, "task_name": "contradiction", "engine": {key: value}})

@@ -40,7 +40,7 @@ os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning:multiprocessing.pro
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 # Config groups whose options are files under configs/<group>/ (launchers come from plugins).
 FILE_GROUPS = ("embedder", "dataset", "decay", "weights", "thresholds", "resolver",
-               "engine", "experiment", "paths")
+               "engine", "experiment", "paths", "adapter")
 
 
 def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
@@ -87,6 +87,28 @@ def expand_weight_triples(argv: list[str]) -> list[str]:
     return out
 
 
+def expand_adapter_choice(argv: list[str], config_dir: Path = CONFIG_DIR) -> list[str]:
+    """An adapter from outside the package has no `configs/adapter/<name>.yaml`: its choice
+    becomes plain keys (`adapter=mine` -> `+adapter.name=mine`; `adapter.factory=pkg.mod:C`
+    and `adapter.options.*` -> `+adapter.*`), which `peers.adapters.build_adapter` resolves
+    through the `widemem_bench.adapters` entry points or the factory."""
+    chosen = [a.split("=", 1)[1] for a in argv if a.startswith("adapter=")]
+    outside = any(a.startswith("adapter.factory=") for a in argv) or (
+        bool(chosen) and not (config_dir / "adapter" / f"{chosen[0]}.yaml").exists()
+        and "," not in chosen[0])
+    if not outside:
+        return argv
+    out = []
+    for arg in argv:
+        if arg.startswith("adapter="):
+            out.append(f"+adapter.name={arg.split('=', 1)[1]}")
+        elif arg.startswith("adapter."):
+            out.append(f"+{arg}")
+        else:
+            out.append(arg)
+    return out
+
+
 def _overrides(argv: list[str]) -> list[tuple[str, str]]:
     out = []
     for arg in argv:
@@ -116,7 +138,7 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     not read by the embedder's runtime, or whose value would name a folder outside the
     output folder (see `harness.keys`). Checked for every experiment of a sweep."""
     from widemem_bench.experiments.registry import honours_of
-    from widemem_bench.harness.keys import check_key, check_value
+    from widemem_bench.harness.keys import check_key, check_type, check_value, default_of
 
     pairs = _overrides(argv)
     names = [v for k, v in pairs if k == "experiment"]
@@ -124,6 +146,7 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
         return None
     groups = [f"{k}={v.split(',')[0]}" for k, v in pairs
               if k in FILE_GROUPS and k != "experiment" and "(" not in v]
+    groups += [a for a in argv if a.startswith("+adapter.")]  # an outside adapter's keys
     for name in names[0].split(","):
         try:
             honours = honours_of(name)
@@ -135,8 +158,9 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
                 continue
             group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
             msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
+            default = None if key in FILE_GROUPS else default_of(key, cfg)
             for part in value.split(",") if "(" not in value else []:
-                msg = msg or check_value(key, part)
+                msg = msg or check_value(key, part) or check_type(key, part, default)
             if msg is not None:
                 return msg
     return None
@@ -153,7 +177,7 @@ def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | 
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from widemem_bench.experiments.validate import ConfigError, validate_config
+    from widemem_bench.harness.validate import ConfigError, validate_config
 
     args = [a for a in argv if not a.startswith("-")]
     try:
@@ -189,7 +213,7 @@ def main(cfg: DictConfig) -> Any:
 
 
 def cli() -> None:
-    argv = expand_weight_triples(sys.argv[1:])
+    argv = expand_adapter_choice(expand_weight_triples(sys.argv[1:]))
     sys.argv[1:] = argv
     msg = check_group_choices(argv) or check_keys(argv) or hydra_resolvers.check_overrides(argv)
     if msg is None and ("-m" in argv or "--multirun" in argv):

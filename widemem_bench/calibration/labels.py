@@ -11,11 +11,13 @@ Columns (a header row for CSV, keys for JSONL):
 - ``kind`` (optional): a finer kind for unanswerable rows (e.g. ``hard_negative``,
   ``never_mentioned``), used by caps and by the per-kind table.
 
-Every problem is one `ValueError` line naming the file and the row or column.
+Every problem is one `ValueError` line naming the file and the line (counted as an
+editor counts them: a CSV's header is line 1) or the column.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -30,28 +32,45 @@ LABELS = {"answerable": True, "unanswerable": False, "1": True, "0": False}
 NEGATIVE = "unanswerable"
 
 
-def _read_rows(path: Path) -> pd.DataFrame:
+def _read_rows(path: Path) -> tuple[pd.DataFrame, list[int]]:
+    """The rows as strings, and each row's line number in the file (1-based, as an editor
+    shows it: a CSV's header is line 1, and blank or multi-line records are counted)."""
     if not path.is_file():
         raise ValueError(f"data={path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
         try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+            with path.open(encoding="utf-8-sig", newline="") as fh:  # -sig: a BOM is no header
+                reader = csv.DictReader(fh)
+                rows, lines = [], []
+                start = 2  # the line after the header
+                for rec in reader:
+                    rows.append(rec)
+                    lines.append(start)
+                    start = reader.line_num + 1
+                header = reader.fieldnames
+        except (csv.Error, UnicodeDecodeError) as err:
             raise ValueError(f"data={path}: not a readable CSV ({str(err).splitlines()[0]})") from None
+        if not header:
+            raise ValueError(f"data={path}: not a readable CSV (no header row)")
+        if any(None in rec for rec in rows):  # more fields than the header names
+            bad = next(i for i, rec in zip(lines, rows, strict=True) if None in rec)
+            raise ValueError(f"data={path} line {bad}: more fields than the header has")
+        return pd.DataFrame(rows, columns=list(header)).fillna(""), lines
     if suffix in (".jsonl", ".ndjson"):
-        rows = []
+        objs, lines = [], []
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"data={path} row {i}: not valid JSON ({err.msg})") from None
+                raise ValueError(f"data={path} line {i}: not valid JSON ({err.msg})") from None
             if not isinstance(obj, dict):
-                raise ValueError(f"data={path} row {i}: expected a JSON object")
-            rows.append(obj)
-        return pd.DataFrame(rows)
+                raise ValueError(f"data={path} line {i}: expected a JSON object")
+            objs.append(obj)
+            lines.append(i)
+        return pd.DataFrame(objs), lines
     raise ValueError(f"data={path}: expected a .csv or .jsonl file, got {suffix or 'no extension'!r}")
 
 
@@ -79,7 +98,7 @@ def _top1(value: Any, where: str) -> float:
 def read_labels(path: str | Path, *, min_users: int = MIN_USERS) -> pd.DataFrame:
     """Validated rows: user_id, query, score (top-1), answerable (bool), kind (str)."""
     p = Path(path)
-    df = _read_rows(p)
+    df, lines = _read_rows(p)
     if df.empty:
         raise ValueError(f"data={p}: no rows")
     missing = [c for c in REQUIRED if c not in df.columns]
@@ -90,8 +109,8 @@ def read_labels(path: str | Path, *, min_users: int = MIN_USERS) -> pd.DataFrame
         raise ValueError(f"data={p}: missing column 'score' (the top-1 similarity) or 'scores' (the ranked list)")
     scores, answerable, kinds = [], [], []
     has_kind = "kind" in df.columns
-    for i, row in enumerate(df.to_dict("records"), start=1):
-        where = f"data={p} row {i}"
+    for line, row in zip(lines, df.to_dict("records"), strict=True):
+        where = f"data={p} line {line}"
         if str(row["user_id"]).strip() in ("", "nan", "None"):
             raise ValueError(f"{where}: empty user_id")
         label = str(row["label"]).strip().lower()

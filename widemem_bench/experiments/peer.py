@@ -109,7 +109,8 @@ def part_grid(ctx: RunContext, p: dict[str, Any], embedder: Any) -> tuple[list[d
 def _runs(p: dict[str, Any], chosen: dict[str, Any] | None, embedder: Any) -> list[tuple[str, str, dict]]:
     """(adapter, model, options) for every adapter evaluation of this run."""
     if chosen:
-        names, opts = [str(chosen["name"])], {str(chosen["name"]): dict(chosen.get("options") or {})}
+        name = str(chosen.get("name") or str(chosen.get("factory", "")).rpartition(":")[2] or "adapter")
+        names, opts = [name], {name: dict(chosen.get("options") or {})}
     else:
         names, opts = list(p["adapters"]), dict(p["adapter_options"] or {})
     runs = []
@@ -130,9 +131,10 @@ def part_adapters(ctx: RunContext, p: dict[str, Any], embedder: Any,
     steps = _steps(ctx, int(p["adapter_users"]), int(p["seed"]))
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
+    factory = (chosen or {}).get("factory")
     for name, model, options in _runs(p, chosen, embedder):
         try:
-            adapter = build_adapter(name, embedder, options, work_dir=ctx.output_dir)
+            adapter = build_adapter(name, embedder, options, work_dir=ctx.output_dir, factory=factory)
         except (ImportError, ValueError) as exc:
             if chosen:
                 raise
@@ -143,6 +145,12 @@ def part_adapters(ctx: RunContext, p: dict[str, Any], embedder: Any,
         scored = score_answers(answers, tl.events, tl.questions)
         metrics, _ = adapter_metrics(scored, add_s, fixed=MEM0_DEFAULT if name == "mem0" else None)
         rows += [{**m, "adapter": name, "model": model} for m in metrics]
+        if chosen:  # one adapter asked for by name: its table on the console
+            from widemem_bench.peers.evaluate import console_lines
+
+            print(f"{name} ({model}), validation users:", flush=True)
+            for line in console_lines(metrics):
+                print(f"  {line}", flush=True)
     return rows, pd.DataFrame(rows), skipped
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from widemem_bench.experiments.context import RunContext
 from widemem_bench.experiments.records import read_record, write_run
 from widemem_bench.experiments.registry import get_experiment
 from widemem_bench.experiments.resume import should_skip
-from widemem_bench.experiments.validate import ConfigError, validate_config
+from widemem_bench.harness.keys import name_bad_value
+from widemem_bench.harness.validate import validate_config
 
 
 def fail(msg: str) -> None:
@@ -25,18 +27,42 @@ def fail(msg: str) -> None:
     raise SystemExit(2)
 
 
+# What Hydra writes into a run's folder before the run starts.
+HYDRA_FILES = (".hydra", "run.log")
+
+
+def discard_refused(output_dir: Path, cfg: dict[str, Any]) -> None:
+    """A refused run writes nothing: remove what Hydra put in its folder, then the folder
+    and its parents up to the output root while they are empty. A folder that already
+    held a run (anything beside Hydra's files) is left untouched."""
+    if not output_dir.is_dir() or any(p.name not in HYDRA_FILES for p in output_dir.iterdir()):
+        return
+    for name in HYDRA_FILES:
+        p = output_dir / name
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists():
+            p.unlink()
+    root = Path(str((cfg.get("paths") or {}).get("output_dir") or output_dir)).resolve()
+    folder = output_dir.resolve()
+    while folder != root.parent and folder.is_relative_to(root):
+        try:
+            folder.rmdir()  # only an empty folder goes: a sibling run's is kept
+        except OSError:
+            break
+        folder = folder.parent
+
+
 def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
     """Run `cfg["task_name"]` into `output_dir`; returns the record (None when skipped)."""
+    output_dir = Path(output_dir)
     try:
         validate_config(cfg)
         fn = get_experiment(str(cfg["task_name"]))
-    except ConfigError as exc:
+    except ValueError as exc:  # a ConfigError, or an unknown experiment from the registry
+        discard_refused(output_dir, cfg)
         fail(str(exc))
         return None
-    except ValueError as exc:  # unknown experiment, from the registry
-        fail(str(exc))
-        return None
-    output_dir = Path(output_dir)
     if should_skip(output_dir, cfg):
         print(f"skip: {output_dir} already holds a complete record of this config", flush=True)
         return None
@@ -48,10 +74,13 @@ def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
             result = fn(cfg, ctx)
     except ValueError as exc:
         # Bad input found by the experiment itself (a key it cannot honour, a missing
-        # calibration file): one line, like a config error. WIDEMEM_BENCH_DEBUG=1 re-raises.
+        # calibration file): one line, like a config error, and the run's folder is left
+        # as it was found. WIDEMEM_BENCH_DEBUG=1 re-raises.
         if os.environ.get("WIDEMEM_BENCH_DEBUG"):
             raise
-        fail(f"{exc} (WIDEMEM_BENCH_DEBUG=1 shows the traceback)")
+        discard_refused(output_dir, cfg)
+        named = name_bad_value(exc, cfg)
+        fail(named or f"{exc} (WIDEMEM_BENCH_DEBUG=1 shows the traceback)")
         return None
     path = write_run(result, ctx, cfg, experiment=str(cfg["task_name"]), started_at=started)
     print(f"record: {path}", flush=True)

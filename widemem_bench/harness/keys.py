@@ -8,7 +8,8 @@ starts, `check_overrides` refuses, each with one line:
 - a misspelt key (naming the closest valid key);
 - a key the chosen experiment does not honour (naming the key and the experiment);
 - an embedder field that its runtime does not read;
-- a value with a path separator in a key that names the run's folder.
+- a value with a path separator in a key that names the run's folder;
+- a value of the wrong type for a key whose default is a number or a boolean.
 
 Plain Python: the composed config comes in as a plain dict.
 """
@@ -100,6 +101,67 @@ def check_key(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[st
             check_embedder_key(cfg.get("embedder") or {}, key.split(".")[1])
         except ValueError as exc:
             return str(exc)
+    return None
+
+
+def default_of(key: str, cfg: Mapping[str, Any]) -> Any:
+    """The composed config's value at dotted `key` (None when absent)."""
+    node: Any = cfg
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def check_type(key: str, value: str, default: Any) -> str | None:
+    """One line when `value` (one override value, as typed) cannot be the type of `default`.
+
+    Only numbers and booleans are checked: a string, list, mapping or null default takes
+    what Hydra parses. Interpolations and sweep functions are left to Hydra."""
+    v = value.strip()
+    if v in ("null", "") or v.startswith("${") or "(" in v:
+        return None
+    if isinstance(default, bool):
+        ok = v.lower() in ("true", "false")
+        want = "true or false"
+    elif isinstance(default, int):
+        ok = _parses(int, v)
+        want = "an integer"
+    elif isinstance(default, float):
+        ok = _parses(float, v)
+        want = "a number"
+    else:
+        return None
+    return None if ok else f"{key}: expected {want}, got {value!r}"
+
+
+def _parses(kind: type, v: str) -> bool:
+    try:
+        kind(v)
+    except ValueError:
+        return False
+    return True
+
+
+_CONVERSIONS = (("invalid literal for int() with base 10: ", "an integer"),
+                ("could not convert string to float: ", "a number"))
+
+
+def name_bad_value(exc: Exception, cfg: Mapping[str, Any]) -> str | None:
+    """A builtin int()/float() failure on a config value, said with its key.
+
+    A key whose default is null has no type to check before the run; the experiment's own
+    int(...) then fails with Python's message, which names the value but not the key. The
+    value is looked up among the config's leaves; None when it names no (unique) key."""
+    text = str(exc)
+    for prefix, want in _CONVERSIONS:
+        if text.startswith(prefix):
+            literal = text[len(prefix):]
+            keys = [k for k in leaf_keys(cfg) if not covered(k, ("hydra", "paths"))
+                    and repr(str(default_of(k, cfg))) == literal]
+            if len(keys) == 1:
+                return f"{keys[0]}: expected {want}, got {literal}"
     return None
 
 

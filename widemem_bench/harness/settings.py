@@ -66,7 +66,7 @@ def engine_config(cfg: Mapping[str, Any], **overrides: Any) -> EngineConfig:
     experiment's own per-replay settings (e.g. the resolver of one replay of a resolver
     sweep); they must be EngineConfig field names. Bad values: one-line ValueError.
     """
-    from widemem_bench.experiments.validate import check_weights, engine_thresholds
+    from widemem_bench.harness.validate import check_weights, engine_thresholds
 
     opts = _engine_node(cfg)
     if cfg.get("weights"):

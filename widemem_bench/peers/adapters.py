@@ -7,12 +7,26 @@
 - `mem0`: mem0ai 2.2.1 offline (`peers.mem0`).
 
 Each satisfies `MemoryAdapter`; `build_adapter` returns it wrapped in `GuardedAdapter`.
+
+A memory system from outside this package plugs in without editing it, in one of two ways:
+
+- an entry point in the group ``widemem_bench.adapters`` of an installed distribution
+  (``[project.entry-points."widemem_bench.adapters"] mine = "mine.bench:MyMemory"``), then
+  ``widemem-bench peer adapter=mine``;
+- ``adapter.factory=package.module:MyMemory`` on the command line.
+
+Either names a callable (usually the class) called as ``factory(embedder, **options)``;
+``work_dir`` (a folder the run owns) is passed too when the callable takes it. Options come
+from ``adapter.options.<key>=...`` and are checked against the callable's signature.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -91,12 +105,62 @@ OPTIONS = {"engine": {"mode", "engine"}, "widemem": {"mode", "clock", "encoder"}
            "mem0": {"model", "search_threshold"}}
 
 
+ENTRY_POINTS = "widemem_bench.adapters"
+
+
+def plugin_names() -> list[str]:
+    """Adapters that installed distributions register in the `widemem_bench.adapters` group."""
+    return sorted(ep.name for ep in metadata.entry_points(group=ENTRY_POINTS))
+
+
+def load_factory(name: str, factory: str | None = None) -> Callable[..., Any]:
+    """The callable behind an outside adapter: `factory` ("pkg.module:attr") when given, else
+    the entry point `name`. One-line ValueError when neither can be had."""
+    if factory:
+        module, _, attr = str(factory).partition(":")
+        if not module or not attr:
+            raise ValueError(f"adapter.factory: {factory!r} is not of the form package.module:Name")
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"adapter.factory: cannot import {factory!r} ({exc})".splitlines()[0]) from None
+        return obj  # type: ignore[no-any-return]
+    hits = [ep for ep in metadata.entry_points(group=ENTRY_POINTS) if ep.name == name]
+    if not hits:
+        known = [*ADAPTERS, *plugin_names()]
+        raise ValueError(f"adapter.name: unknown adapter {name!r} (known: {', '.join(known)}; "
+                         f"or pass adapter.factory=package.module:Class)")
+    try:
+        return hits[0].load()  # type: ignore[no-any-return]
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"adapter {name!r}: entry point {hits[0].value!r} does not load ({exc})"
+                         .splitlines()[0]) from None
+
+
+def _outside(name: str, factory: Callable[..., Any], embedder: Any, options: dict[str, Any],
+             work_dir: Path | None) -> Any:
+    try:
+        params: Mapping[str, inspect.Parameter] = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    accepted = sorted(k for k, p in params.items() if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                      inspect.Parameter.POSITIONAL_OR_KEYWORD) and k not in ("self", "embedder", "work_dir"))
+    unknown = sorted(set(options) - set(accepted))
+    if unknown and not takes_any:
+        raise ValueError(f"adapter.options: unknown option(s) {unknown} for {name!r} (known: {accepted})")
+    extra = {"work_dir": work_dir} if "work_dir" in params else {}
+    return factory(embedder, **options, **extra)
+
+
 def build_adapter(name: str, embedder: Any, options: dict[str, Any] | None = None,
-                  work_dir: Path | None = None) -> GuardedAdapter:
-    """The adapter `name` on `embedder`, wrapped in `GuardedAdapter`."""
-    if name not in ADAPTERS:
-        raise ValueError(f"adapter.name: unknown adapter {name!r} (known: {', '.join(ADAPTERS)})")
+                  work_dir: Path | None = None, factory: str | None = None) -> GuardedAdapter:
+    """The adapter `name` on `embedder`, wrapped in `GuardedAdapter`: a built-in one, or an
+    outside one (`factory`, else the entry point `name`)."""
     options = dict(options or {})
+    if factory or name not in ADAPTERS:
+        built = _outside(name, load_factory(name, factory), embedder, options, work_dir)
+        return GuardedAdapter(built, name=name)
     unknown = sorted(set(options) - OPTIONS[name])
     if unknown:
         raise ValueError(f"adapter.options: unknown option(s) {unknown} for {name!r} "

@@ -185,3 +185,28 @@ def adapter_metrics(scored: pd.DataFrame, add_s: Sequence[float], *,
     rows.append(_row("n_questions", len(scored)))
     rows.append(_row("n_eval_questions", int(evaluate.sum())))
     return rows, fitted
+
+
+def console_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """What a peer run prints for one adapter: per threshold set, recall at MODERATE or
+    above, false confidence per negative kind and the answerable share at NONE; then the
+    certified thresholds, or the one line saying why a band could not be certified."""
+    by = pd.DataFrame(list(rows))
+    if by.empty:
+        return []
+    lines = []
+    if "thresholds" in by:
+        for label, part in by[by["thresholds"].notna()].groupby("thresholds", sort=False):
+            v = {(r["metric"], r["kind"]): r["value"] for r in part.to_dict("records")}
+            fc = ", ".join(f"{k} {v[('false_confidence', k)]:.1%}" for k in NEGATIVE_KINDS
+                           if ("false_confidence", k) in v)
+            lines.append(f"{label:>10}: recall MOD+ {v.get(('recall_at_moderate', 'all'), math.nan):.1%} | "
+                         f"false confidence MOD+ {fc} | answerable at NONE "
+                         f"{v.get(('answerable_band_share', 'none'), math.nan):.1%}")
+    thr = by[by["metric"] == "calibrated_threshold"]
+    if len(thr):
+        cut = ", ".join(f"{r['kind']} {r['value']:.3f}" for r in thr.to_dict("records"))
+        lines.append(f"calibrated thresholds (train users): {cut}")
+        notes = sorted({str(n) for n in thr.get("note", pd.Series(dtype=str)).dropna() if str(n)})
+        lines += notes  # e.g. too few users to certify a band: one line each
+    return lines
