@@ -174,3 +174,49 @@ def test_committed_v3_file_loads() -> None:
     assert {d["name"] for d in s.meta["development"]} >= {"timelines", "world_c"}
     assert all(d["splits"] == ["train", "validation"] for d in s.meta["development"])
     assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2] > 0
+
+
+def test_outside_loader_and_youden(tmp_path, emb) -> None:
+    from widemem_bench.experiments.outside import outside_searches, youden
+
+    user = {"user_id": "t1", "register": "chat",
+            "facts": [{"id": "f1", "text": "my aunt works at the library", "day": 1},
+                      {"id": "f2", "text": "train leaves at 9pm", "day": 2}],
+            "questions": [{"id": "q1", "text": "where does my aunt work?", "kind": "answerable", "gold": ["f1"]},
+                          {"id": "q2", "text": "what is my blood type?", "kind": "unrelated", "gold": []}]}
+    p = tmp_path / "answer_set1.jsonl"
+    p.write_text(json.dumps(user) + "\n")
+    s = outside_searches(emb, p)
+    assert list(s.frame["kind"]) == ["answerable", "unrelated"] and len(s.contents[0]) == 2
+    assert youden(np.array([3, 2]), np.array(["answerable", "unrelated"])) == (0.0, 1.0, 1.0)
+    assert youden(np.array([2, 1]), np.array(["answerable", "unrelated"]))[0] == 1.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**user, "questions": [{"id": "q", "text": "x", "kind": "odd", "gold": []}]}) + "\n")
+    with pytest.raises(ValueError, match="unknown question kinds"):
+        outside_searches(emb, bad)
+    with pytest.raises(ValueError, match="not found"):
+        outside_searches(emb, tmp_path / "none.jsonl")
+
+
+def test_perf_block_survives_a_rewrite(tmp_path) -> None:
+    from widemem_bench.reports.sections.perf_answerability import (
+        END,
+        START,
+        keep_block,
+        render,
+        write_into,
+    )
+
+    job = {k: 1.0 for k in ("add_s_ms", "add_cpu_s_ms", "search_s_ms", "search_cpu_s_ms")}
+    res = {"n_users": 2, "n_add": 3, "n_search": 4, "repeats": 1, "mode": "balanced",
+           "jobs": {k: dict(job) for k in ("widemem", "similarity", "v2", "v3")},
+           "v3_over_widemem_search": 3.5, "v3_over_widemem_search_cpu": 2.0}
+    block = render(res, "cmd")
+    assert "misses the <= 3x target" in block
+    out = tmp_path / "perf.md"
+    out.write_text("# Performance\n\nbody\n")
+    write_into(out, block)
+    write_into(out, block)  # replaced, not appended twice
+    text = out.read_text()
+    assert text.count(START) == 1 and text.count(END) == 1 and text.startswith("# Performance")
+    assert keep_block(out, "# new report\n").count(START) == 1
