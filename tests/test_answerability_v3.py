@@ -220,3 +220,26 @@ def test_perf_block_survives_a_rewrite(tmp_path) -> None:
     text = out.read_text()
     assert text.count(START) == 1 and text.count(END) == 1 and text.startswith("# Performance")
     assert keep_block(out, "# new report\n").count(START) == 1
+
+
+def test_tree_model_reads_out_sklearn_and_round_trips(tmp_path) -> None:
+    from widemem_bench.answerability.trees import TreeModel, fit_trees
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, N_FEATURES_V3))
+    # an interaction a logistic model cannot add up: answerable when both statements hold
+    y = (x[:, F["best_holds_type_loose"]] > 0) & (x[:, F["best_subject_same"]] > 0)
+    m = fit_trees(x, y, FEATURES_V3, max_iter=30)  # raises when the read-out differs from sklearn's
+    s = ScorerV3("hash-test", m, (0.9, 0.5, 0.2))
+    save_scorer_v3(s, tmp_path / "hash-test.v3.json")
+    back = load_scorer_v3("hash-test", tmp_path).model
+    assert isinstance(back, TreeModel)
+    p = back.predict_proba(x[:50])
+    np.testing.assert_allclose(p, [back.prob_one(r) for r in x[:50]], atol=1e-12)
+    from widemem_bench.metrics import auroc
+
+    assert auroc(back.predict_proba(x), np.where(y, "answerable", "no")) > 0.95
+    bad = m.to_dict()
+    bad["trees"][0]["left"][0] = 10_000
+    with pytest.raises(ValueError, match="outside"):
+        TreeModel.from_dict(bad)

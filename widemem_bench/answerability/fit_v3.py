@@ -7,8 +7,8 @@ holdout split is embedded, parsed or searched here; world B is refused (`check_f
 1. Search every confidence question as widemem's engine does (`sets.world_searches`).
 2. v3 features (`v3.feature_rows_v3`): v2's, plus the language layer's reading of the
    question against its top memories; every text is parsed once, in one batch, cached.
-3. Users split in two (seeded, by user; `calibrate.split_users`): a standardised logistic
-   regression with Platt scaling on one half (`model.fit_model`, folds by user), its
+3. Users split in two (seeded, by user; `calibrate.split_users`): gradient-boosted trees
+   (`trees.fit_trees`; ``model=logistic``: `model.fit_model`) fitted on one half, its
    (high, moderate, low) cut-offs certified by `calibration.certify_ladder` on the other
    half scored by that same model (`calibrate.certify_scorer`): users as the unit, the
    project's targets, hard negatives <= 10 % at MODERATE+, answerable at NONE <= 5 %.
@@ -37,6 +37,7 @@ import pandas as pd
 
 from widemem_bench.answerability.features_v3 import FEATURES_V3
 from widemem_bench.answerability.model import fit_model
+from widemem_bench.answerability.trees import fit_trees
 from widemem_bench.answerability.v3 import ScorerV3, feature_rows_v3, save_scorer_v3, scorer_path_v3
 
 DEV_WORLDS = ("timelines", "world_c", "world_n")
@@ -44,13 +45,15 @@ DEV_SPLITS = ("train", "validation")
 TARGETS = {"high": 0.95, "moderate": 0.80}
 CAP = {"hard_negative": 0.10}
 NONE_ANSWERABLE = 0.05
+MODELS = ("trees", "logistic")
 
 
 @dataclass
 class FitOptions:
     embedders: tuple[str, ...] = ("minilm-l6",)
     worlds: tuple[str, ...] = DEV_WORLDS
-    c: float = 1.0
+    model: str = "trees"
+    c: float = 1.0          # the logistic model's regularisation
     delta: float = 0.1
     seed: int = 0
     share: float = 0.5          # share of development users that certify (the rest fit the model)
@@ -59,15 +62,21 @@ class FitOptions:
     targets: dict[str, float] = field(default_factory=lambda: dict(TARGETS))
 
 
-class V3Logistic:
-    """`model.fit_model` over FEATURES_V3 behind `calibrate.CertifiableScorer`."""
+class V3Scorer:
+    """v3's model behind `calibrate.CertifiableScorer`: gradient-boosted trees (`trees.fit_trees`,
+    the default) or the logistic model (`model.fit_model`, ``model="logistic"``)."""
 
-    def __init__(self, c: float, seed: int) -> None:
-        self.c, self.seed = c, seed
+    def __init__(self, kind: str, c: float, seed: int) -> None:
+        if kind not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {kind!r}")
+        self.kind, self.c, self.seed = kind, c, seed
         self.model: Any = None
 
-    def fit(self, x: Any, y: np.ndarray, groups: np.ndarray) -> V3Logistic:
-        self.model, _ = fit_model(np.asarray(x), y, groups, c=self.c, seed=self.seed, features=FEATURES_V3)
+    def fit(self, x: Any, y: np.ndarray, groups: np.ndarray) -> V3Scorer:
+        if self.kind == "trees":
+            self.model = fit_trees(np.asarray(x), y, FEATURES_V3, seed=self.seed)
+        else:
+            self.model, _ = fit_model(np.asarray(x), y, groups, c=self.c, seed=self.seed, features=FEATURES_V3)
         return self
 
     def predict(self, x: Any) -> np.ndarray:
@@ -128,7 +137,7 @@ def fit_v3(name: str, opts: FitOptions) -> tuple[ScorerV3, pd.DataFrame]:
     users = f["group"].to_numpy(dtype=str)
     settings = {"targets": dict(opts.targets), "cap": dict(CAP), "none_answerable": NONE_ANSWERABLE,
                 "low_cap": {}, "delta": opts.delta, "method": "cluster"}
-    scorer = V3Logistic(opts.c, opts.seed)
+    scorer = V3Scorer(opts.model, opts.c, opts.seed)
     ladder, prob, split = certify_scorer(scorer, x, kinds, users, users, settings, seed=opts.seed,
                                          share=opts.share, score_name="answerability v3")
     held = split_users(users, opts.share, opts.seed)
@@ -152,7 +161,8 @@ def fit_v3(name: str, opts: FitOptions) -> tuple[ScorerV3, pd.DataFrame]:
         "answerable_at_none": {"certified_max": NONE_ANSWERABLE,
                                "on_certifying_users": None if none_st is None else none_st.value,
                                "upper_bound": None if none_st is None else none_st.bound},
-        "targets": dict(opts.targets), "cap": dict(CAP), "delta": opts.delta, "c": opts.c, "seed": opts.seed,
+        "targets": dict(opts.targets), "cap": dict(CAP), "delta": opts.delta, "model_kind": opts.model,
+        **({"c": opts.c} if opts.model == "logistic" else {}), "seed": opts.seed,
         "figures_certifying_users": figures,
         "seconds": round(time.perf_counter() - t0, 1),
     })
@@ -183,6 +193,10 @@ def parse_args(argv: Sequence[str]) -> FitOptions:
             bad = [w for w in opts.worlds if w not in (*DEV_WORLDS, "timelines_small")]
             if bad:
                 raise ValueError(f"worlds: {bad} are not development worlds ({', '.join(DEV_WORLDS)}, timelines_small)")
+        elif key == "model":
+            if value not in MODELS:
+                raise ValueError(f"model: {value!r} is not one of {', '.join(MODELS)}")
+            opts.model = value
         elif key == "install":
             opts.install = value.lower() in ("1", "true", "yes")
         elif key in ("c", "delta", "share"):
@@ -192,7 +206,7 @@ def parse_args(argv: Sequence[str]) -> FitOptions:
         elif key == "out":
             opts.out = Path(value)
         else:
-            raise ValueError(f"unknown key {key!r} (embedder, worlds, c, delta, share, seed, install, out)")
+            raise ValueError(f"unknown key {key!r} (embedder, worlds, model, c, delta, share, seed, install, out)")
     return opts
 
 

@@ -1,7 +1,7 @@
 """Answerability v3 at search time and on disk: `ScorerV3`, its JSON file, batched features.
 
-A v3 scorer is the logistic model (`model.AnswerabilityModel`) over
-`features_v3.FEATURES_V3` (v2's features plus the language layer's reading of the
+A v3 scorer is gradient-boosted trees (`trees.TreeModel`; the logistic
+`model.AnswerabilityModel` is read too) over `features_v3.FEATURES_V3` (v2's features plus the language layer's reading of the
 question against its top memories) and its (high, moderate, low) cut-offs certified by
 `calibration.certify_ladder` with users as the unit (`answerability.fit_v3`). It is
 stored per embedder in ``widemem_bench/answerability/files/<embedder>.v3.json``, beside
@@ -23,7 +23,8 @@ import numpy as np
 
 from widemem_bench.answerability.features_v2 import MAX_RESULTS, Encode, query_features_v2
 from widemem_bench.answerability.features_v3 import FEATURES_V3, N_FEATURES_V3, language_features
-from widemem_bench.answerability.model import AnswerabilityModel
+from widemem_bench.answerability.model import MODEL_KIND, AnswerabilityModel
+from widemem_bench.answerability.trees import TreeModel
 from widemem_bench.answerability.v2 import FILES_DIR, feature_rows
 from widemem_bench.engine.confidence import confidence_from_similarity
 
@@ -42,7 +43,7 @@ class ScorerV3:
     """A fitted v3 model and its (high, moderate, low) probability cut-offs."""
 
     embedder: str
-    model: AnswerabilityModel
+    model: TreeModel | AnswerabilityModel
     cutoffs: tuple[float, float, float]
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -72,7 +73,9 @@ class ScorerV3:
             raise ValueError(f"{where}: missing keys {missing}")
         if data.get("format") != FORMAT_VERSION:
             raise ValueError(f"{where}: format {data.get('format')!r}, expected {FORMAT_VERSION}")
-        model = AnswerabilityModel.from_dict(data["model"])
+        kind = data["model"].get("kind") if isinstance(data["model"], dict) else None
+        model: TreeModel | AnswerabilityModel = (AnswerabilityModel.from_dict(data["model"]) if kind == MODEL_KIND
+                                                 else TreeModel.from_dict(data["model"]))
         if tuple(model.features) != FEATURES_V3:
             raise ValueError(f"{where}: model features are not v3's ({N_FEATURES_V3} names)")
         cut = tuple(float(c) for c in data["cutoffs"])
@@ -91,7 +94,12 @@ def save_scorer_v3(scorer: ScorerV3, path: str | Path) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(scorer.to_dict(), indent=1) + "\n", encoding="utf-8")
+    d = scorer.to_dict()
+    model = d.pop("model")
+    # the description readable line by line, the model's numbers on one line (thousands of tree nodes)
+    body = json.dumps(d, indent=1)
+    body = body[:-2] + ',\n "model": ' + json.dumps(model, separators=(",", ":")) + "\n}"
+    tmp.write_text(body + "\n", encoding="utf-8")
     tmp.replace(p)
     return p
 
