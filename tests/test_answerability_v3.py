@@ -243,3 +243,22 @@ def test_tree_model_reads_out_sklearn_and_round_trips(tmp_path) -> None:
     bad["trees"][0]["left"][0] = 10_000
     with pytest.raises(ValueError, match="outside"):
         TreeModel.from_dict(bad)
+
+
+def test_takeaway_names_v3_and_what_its_decisions_saw() -> None:
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from widemem_bench.reports.summary import _s_transfer
+
+    row = {"value": 0.5, "ci_lo": 0.4, "ci_hi": 0.6, "metric": "transfer_auroc"}
+    rows = [{**row, "setting": m, "split": s} for m in ("answerability v2", "widemem bands")
+            for s in ("world A holdout", "world B")]
+    without = _s_transfer({"transfer": SimpleNamespace(results=pd.DataFrame(rows), records=[])})
+    assert without is not None and "v3" not in without
+    rows += [{**row, "setting": "answerability v3", "split": "world N holdout", "value": 0.79},
+             {**row, "setting": "widemem bands", "split": "world N holdout", "value": 0.53}]
+    text = _s_transfer({"transfer": SimpleNamespace(results=pd.DataFrame(rows), records=[])})
+    assert text is not None and "0.790 [0.400, 0.600] on world N's holdout against 0.530" in text
+    assert "train and validation users only" in text and text.count(". ") == 0

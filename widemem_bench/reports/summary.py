@@ -200,7 +200,17 @@ def _s_transfer(sources: Mapping[str, Any]) -> str | None:
     parts = [f"{s} {fmt_ci(v2[s], pct=False)}" + (f" vs {fmt_ci(wm[s], pct=False)} for widemem's bands" if wm[s] else "")
              for s in far]
     s = f"Answerability v2 reaches AUROC {fmt_ci(v2['world A holdout'], pct=False)} on world A's holdout"
-    return s + (f" and transfers with {'; '.join(parts)}." if parts else ".")
+    s += f" and transfers with {'; '.join(parts)}" if parts else ""
+    v3 = {k: _row(r, "transfer_auroc", setting="answerability v3", split=k)
+          for k in ("world N holdout", "world B", "LoCoMo")}
+    if v3["world N holdout"] is None:
+        return s + "."
+    wn = _row(r, "transfer_auroc", setting="widemem bands", split="world N holdout")
+    rest = "".join(f", {k} {fmt_ci(v3[k], pct=False)}" for k in ("world B", "LoCoMo") if v3[k] is not None)
+    # which sets v3's decisions saw: its development worlds only (reports/DESIGN_LOG.md, entry V3)
+    return s + (f"; answerability v3, every decision of it made on worlds A, C and N's train and validation "
+                f"users only, reaches {fmt_ci(v3['world N holdout'], pct=False)} on world N's holdout"
+                + (f" against {fmt_ci(wn, pct=False)} for widemem's bands" if wn else "") + f"{rest}.")
 
 
 def _s_contradiction(sources: Mapping[str, Any]) -> str | None:
