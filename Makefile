@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf clean
+.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf fit-v3 perf-v3 clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,14 @@ perf: venv
 # write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
+
+# Answerability v3 on development data (world A, C, N train + validation): rewrites
+# widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
+fit-v3: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
+
+perf-v3: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.perf.answerability --out reports/perf.md
 
 # Rewrite the regression baseline reports/baseline/metrics.json (README, "Regression loop"):
 # only for an intended change of the headline metrics, committed together with that change.
