@@ -1,6 +1,6 @@
 """Outside hand-written answer sets: Youden J at MODERATE+ per confidence method.
 
-    python -m widemem_bench.experiments.outside --dir /work/outside --out reports/outside.md
+    python -m widemem_bench.experiments.outside --dir datasets/outside --out reports/outside.md
 
 The sets (``answer_set1.jsonl``, ``answer_set2.jsonl``) are written blind to the
 project's methods and kept outside the repository; they are measuring sets, read once
