@@ -61,5 +61,8 @@ def test_no_symlink_and_no_built_data_is_committed() -> None:
     staged = subprocess.run(["git", "ls-files", "-s"], cwd=root, capture_output=True, text=True, check=True)
     rows = [line.split(maxsplit=3) for line in staged.stdout.splitlines()]
     assert [r[3] for r in rows if r[0] == "120000"] == []
-    built = [r[3] for r in rows if r[3].startswith("datasets/") and not r[3].endswith("README.md")]
+    # datasets/outside/ holds hand-written cases (no builder makes them), committed so the
+    # outside report reproduces; everything else under datasets/ is built by `make data`.
+    built = [r[3] for r in rows if r[3].startswith("datasets/") and not r[3].endswith("README.md")
+             and not r[3].startswith("datasets/outside/")]
     assert built == []

@@ -10,7 +10,7 @@ answerable, hard_negative, other_person, unrelated).
 
 Each question is searched by cosine over its user's facts as stored (top 10, as
 `sets.fixture_searches` does); every method of the transfer table scores the same
-searches (`transfer.method_scores`). J = recall (answerable at MODERATE or above) minus
+searches (`evaluation.confidence_methods.method_scores`). J = recall (answerable at MODERATE or above) minus
 false confidence (unanswerable at MODERATE or above), with a 95 % cluster bootstrap by user.
 """
 
@@ -73,7 +73,7 @@ def youden(bands: np.ndarray, kinds: np.ndarray) -> tuple[float, float, float]:
 
 
 def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    from widemem_bench.experiments.transfer import load_methods, load_v3, method_scores
+    from widemem_bench.evaluation.confidence_methods import load_methods, load_v3, method_scores
     from widemem_bench.metrics import auroc
 
     cal, v1, v2 = load_methods(embedder.name)
