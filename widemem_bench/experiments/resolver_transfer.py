@@ -36,7 +36,7 @@ from widemem_bench.metrics.bootstrap import bootstrap_ci
 from widemem_bench.metrics.registry import METRICS, register
 from widemem_bench.reports.sections.resolver_transfer import render
 
-RESOLVERS = ("append", "rule", "oracle")
+RESOLVERS = ("append", "rule", "structure", "oracle")
 RATE_METRIC = "resolver_event_rate"
 
 

@@ -1,0 +1,149 @@
+"""Fit the ``structure`` resolver's frame table on development data only.
+
+    python -m widemem_bench.engine.structure_fit            # make resolver-fit
+    python -m widemem_bench.engine.structure_fit --check    # refit in memory, compare
+
+Development sets (issue 26): world A train + validation, world C (every split) and
+world N train. Never world A's or world N's holdout, never world B.
+
+Per user, every fact's claims (``structure.claims``) that hold its gold value:
+
+- a superseding pair (the gold ``supersedes`` link, a single-valued attribute) whose
+  value-holding claims share an owner gives a frame pair that supersedes;
+- two facts valid at once whose claims share an owner and a frame with values that
+  differ make that frame coexist (several values at a time), and a frame pair coexist.
+
+A frame is multi-valued when it coexists at least ``MIN_COUNT`` times and in at least a
+third of the times it is seen with two values (coexisting or superseded); a frame pair
+is equivalent when it supersedes at least ``MIN_COUNT`` times and more often than it
+coexists. Equivalent pairs link frames into classes (``FrameTable.frame_class``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from widemem_bench.engine.structure import MIN_SEEN, TABLE_PATH, Claim, FrameTable, claims, value_words
+from widemem_bench.language import parse_many
+
+DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("timelines", ("train", "validation")),
+    ("world_c", ()),
+    ("world_n", ("train",)),
+)
+MIN_COUNT = 2
+
+
+def _clean(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _load(name: str, splits: Sequence[str]) -> pd.DataFrame | None:
+    from widemem_bench.timelines.materialize import load_from_config, read_config
+
+    try:
+        cfg = read_config(name)
+    except (FileNotFoundError, ValueError):
+        return None
+    ev = load_from_config(cfg).events
+    ev = ev[ev["fact_stripped"].notna()]
+    if splits:
+        ev = ev[ev["split"].isin(list(splits))]
+    return ev
+
+
+def _holding(cs: Sequence[Claim], value: Any) -> list[Claim]:
+    want = value_words(str(value)) if value is not None else frozenset()
+    return [c for c in cs if want and c.words & want]
+
+
+def _differ(a: Claim, b: Claim) -> bool:
+    return not (a.words <= b.words or b.words <= a.words)
+
+
+def counts(ev: pd.DataFrame) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+    """(supersede, coexist) counts over unordered frame pairs ((f, f) for one frame)."""
+    texts = [_clean(t) for t in ev["fact_stripped"]]
+    parses = dict(zip(texts, parse_many(texts), strict=True))
+    sup: Counter[tuple[str, str]] = Counter()
+    coex: Counter[tuple[str, str]] = Counter()
+    for _, u in ev.groupby("user_id", sort=True):
+        names = frozenset(str(n).lower() for n in u["user_name"].dropna().unique())
+        rows = []
+        for r in u.sort_values(["at", "fact_id"], kind="stable").itertuples(index=False):
+            held = _holding(claims(parses[_clean(r.fact_stripped)], names), r.value)
+            rows.append((r, held))
+        by_id = {str(r.fact_id): held for r, held in rows}
+        for r, held in rows:
+            old_id = r.supersedes
+            if old_id is None or pd.isna(old_id) or bool(r.multi_valued) or str(old_id) not in by_id:
+                continue
+            for n in held:
+                for o in by_id[str(old_id)]:
+                    if n.owner == o.owner and _differ(n, o):
+                        sup[_key(n.frame, o.frame)] += 1
+        for j, (rj, hj) in enumerate(rows):
+            for ri, hi in rows[:j]:
+                vt = ri.valid_to
+                if vt is not None and not pd.isna(vt) and vt <= rj.valid_from:
+                    continue  # not true at once
+                for a in hj:
+                    for b in hi:
+                        if a.owner == b.owner and _differ(a, b):
+                            coex[_key(a.frame, b.frame)] += 1
+    return sup, coex
+
+
+def _key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def fit(sets: Sequence[tuple[str, Sequence[str]]] = DEV_SETS) -> FrameTable:
+    sup: Counter[tuple[str, str]] = Counter()
+    coex: Counter[tuple[str, str]] = Counter()
+    used = []
+    for name, splits in sets:
+        ev = _load(name, splits)
+        if ev is None:
+            print(f"structure_fit: data set {name!r} is not configured; skipped", file=sys.stderr)
+            continue
+        s, c = counts(ev)
+        sup.update(s)
+        coex.update(c)
+        used.append(f"{name}/{'+'.join(splits) or 'all'}")
+    frames = {f for k in (*sup, *coex) for f in k}
+    self_sup = {f: sup[(f, f)] for f in frames}
+    self_coex = {f: coex[(f, f)] for f in frames}
+    multi = {f for f in frames if self_coex[f] >= MIN_COUNT and 2 * self_coex[f] >= self_sup[f]}
+    single = {f for f in frames if self_sup[f] >= MIN_COUNT and f not in multi}
+    equiv = {k for k, n in sup.items() if k[0] != k[1] and n >= MIN_COUNT and n > coex[k]
+             and not (set(k) & multi)}
+    pairs = {k: (sup[k], coex[k]) for k in set(sup) | set(coex) if sup[k] + coex[k] >= MIN_SEEN}
+    table = FrameTable(frozenset(equiv), frozenset(multi), frozenset(single), tuple(used), pairs=pairs)
+    return FrameTable.from_json(table.to_json())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="refit and compare with the committed table")
+    args = ap.parse_args(argv)
+    table = fit()
+    if args.check:
+        ok = TABLE_PATH.is_file() and TABLE_PATH.read_text("utf-8") == table.to_json() + "\n"
+        print("structure frame table: " + ("up to date" if ok else "differs from a refit"))
+        return 0 if ok else 1
+    TABLE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    TABLE_PATH.write_text(table.to_json() + "\n", "utf-8")
+    print(f"wrote {TABLE_PATH} ({len(table.equiv)} frame pairs, {len(table.multi)} multi-valued, "
+          f"{len(table.single)} single-valued frames; sets {', '.join(table.sets)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
