@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from widemem_bench.language import Parse
+from widemem_bench.language import Parse, Subject
 
 FILES = Path(__file__).parent / "files"
 TABLE_PATH = FILES / "structure_frames.json"
@@ -61,10 +61,13 @@ class Claim:
 
 
 def _core(frame: str) -> str:
-    """"move down to" -> "move to"; "be nurse at" -> "be at"; "drive" -> "drive"."""
+    """"move down to" -> "move to" (a particle is no part of the frame); "drive" -> "drive";
+    a copula keeps its complement ("be nurse at", "be life in": the noun is the predicate)."""
     w = frame.split()
     if not w:
         return ""
+    if w[0] == "be":
+        return frame
     return w[0] if len(w) == 1 else f"{w[0]} {w[-1]}"
 
 
@@ -73,7 +76,8 @@ def value_words(text: str) -> frozenset[str]:
 
 
 def claims(p: Parse, names: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
-    """The claims of a statement; () for a question, an empty text, or one with no triple."""
+    """The claims of a statement; () for a question, an empty text, or one with no triple.
+    A triple whose owner the parse leaves unknown is no claim: it never supersedes."""
     if p.is_question or p.empty:
         return ()
     out = []
@@ -81,30 +85,52 @@ def claims(p: Parse, names: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
         words = value_words(t.value)
         if not words or not t.frame:
             continue
-        s = p.clauses[t.clause].subject
-        owner, noun = _owner(s.kind, s.owner, s.chain, s.name, names)
+        c = p.clauses[t.clause]
+        owner, noun = _owner(p, c.subject, c.verb, names)
         if not owner:
             continue
+        s = c.subject
         out.append(Claim(owner, f"{noun}:{_core(t.frame)}", t.value, words, t.value_type,
                          t.additive or s.plural and s.kind not in ("user", "none"), t.negated))
     return tuple(out)
 
 
-def _owner(kind: str, owner: str, chain: tuple[str, ...], name: str,
-           names: frozenset[str]) -> tuple[str, str]:
-    """(canonical owner, possessed noun moved into the frame)."""
-    if kind in ("user", "none"):
-        return "user", ""  # "none": a statement with no subject is the user's (extractor form)
+_SKIP_POS = frozenset({"PUNCT", "INTJ", "ADV", "SPACE", "CCONJ", "SCONJ", "PART", "AUX", "SYM", "X"})
+
+
+def _opens_with_verb(p: Parse, verb: int) -> bool:
+    """The clause's predicate is the statement's first content word (the extractor's bare
+    "works at Google", chat's "moved to bristol"): nothing before it could be a subject."""
+    for i, tok in enumerate(p.tokens):
+        if tok.pos not in _SKIP_POS:
+            return i >= verb
+    return False
+
+
+def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str]) -> tuple[str, str]:
+    """(canonical owner, possessed noun moved into the frame); owner "" when unknown."""
+    kind, owner, chain, name = s.kind, s.owner, s.chain, s.name
+    if kind == "user":
+        return "user", ""
+    if kind == "none":
+        # a statement with no subject is the user's only when nothing stands before its verb
+        return ("user", "") if _opens_with_verb(p, verb) else ("", "")
+    before = p.tokens[:verb]
     if chain:
-        root = owner or "?"
-        if root in names:
-            root = "user"
-        if chain[0] == _USER_NOUN and root == "?":  # "the user's ..." / "User lives in"
-            chain, root = chain[1:], "user"
+        if not owner:
+            if chain[0] == _USER_NOUN:  # "the user's ...", "User lives in" (mem0's style)
+                chain, owner = chain[1:], "user"
+            elif any(t.tag == "POS" or t.dep == "poss" for t in before):
+                return "", ""  # a possessor the parse did not link: whose it is is unknown
+            elif len(chain) == 1:
+                return ("user" if chain[0] in names else chain[0]), ""  # "Rosalind has", "mum drives"
+            else:
+                return "", ""
+        if owner in names:
+            owner = "user"
         if not chain:
             return "user", ""
-        path = ">".join((root, *chain[:-1]))
-        return path, chain[-1]
+        return ">".join((owner, *chain[:-1])), chain[-1]
     if name:
         return ("user" if name in names else name), ""
     return "", ""  # a bare noun or pronoun: whose it is is unknown
