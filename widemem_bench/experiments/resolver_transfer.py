@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,6 +174,48 @@ def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: 
             facts)
 
 
+# ---------------------------------------------------------------- candidate ceiling
+def candidate_ranks(events: pd.DataFrame, emb: Any) -> pd.DataFrame:
+    """Per superseding statement (gold ``supersedes``), the rank of the fact it supersedes
+    among the user's distinct earlier facts by cosine to the statement (1 = nearest): what
+    the engine's ``candidate_k`` nearest memories can reach when nothing was retired yet.
+    One encode per text (``emb`` is the replay's cached embedder); ranks are array arithmetic."""
+    ev = events[events["fact_stripped"].notna()].sort_values(["user_id", "at", "fact_id"], kind="stable")
+    out: list[dict[str, Any]] = []
+    for uid, u in ev.groupby("user_id", sort=True):
+        texts = [clean(t) for t in u["fact_stripped"]]
+        ids = [str(f) for f in u["fact_id"]]
+        vecs = emb.encode(texts, kind="passage")
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        pos = {f: i for i, f in enumerate(ids)}
+        for j, (old, obl) in enumerate(zip(u["supersedes"], u["oblique"], strict=True)):
+            if old is None or (isinstance(old, float) and math.isnan(old)) or str(old) not in pos:
+                continue
+            i = pos[str(old)]
+            earlier = {texts[k]: k for k in range(j)}  # distinct wordings stored before
+            if texts[i] == texts[j] or texts[i] not in earlier:
+                continue
+            idx = np.fromiter(earlier.values(), dtype=int)
+            sims = vecs[idx] @ vecs[j]
+            target = float(vecs[i] @ vecs[j])
+            out.append({"user_id": str(uid), "rank": int(np.sum(sims > target)) + 1, "pool": len(idx),
+                        "kind": "oblique" if bool(obl) or bool(u["oblique"].iloc[i]) else "direct"})
+    return pd.DataFrame(out, columns=["user_id", "rank", "pool", "kind"])
+
+
+def ceiling_rows(ranks: pd.DataFrame, ks: Sequence[int]) -> list[dict[str, Any]]:
+    """Share of superseded facts outside the k nearest candidates, per k and kind."""
+    rows = []
+    for k in ks:
+        for kind in ("all", "direct", "oblique"):
+            r = ranks if kind == "all" else ranks[ranks["kind"] == kind]
+            miss = int((r["rank"] > k).sum())
+            rows.append({"metric": "candidate_miss", "kind": kind, "candidate_k": int(k),
+                         "value": miss / len(r) if len(r) else math.nan, "ci_lo": math.nan, "ci_hi": math.nan,
+                         "count": miss, "n": len(r)})
+    return rows
+
+
 # ---------------------------------------------------------------- sets
 def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(timelines, meta) of the data set configured in ``configs/dataset/<name>.yaml``."""
@@ -227,10 +270,18 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     candidate_k = int(p.get("candidate_k", 5))
     if candidate_k < 1:
         raise ValueError(f"params.candidate_k: must be >= 1, got {candidate_k}")
+    ceiling_k = sorted({int(k) for k in (p.get("ceiling_k") or [])})
+    if any(k < 1 for k in ceiling_k):
+        raise ValueError(f"params.ceiling_k: every candidate count must be >= 1, got {ceiling_k}")
+    ceiling_resolvers = [str(r) for r in (p.get("ceiling_resolvers") or [])]
+    for r in ceiling_resolvers:
+        if r not in RESOLVERS:
+            raise ValueError(f"params.ceiling_resolvers: {r!r} is not one of {', '.join(RESOLVERS)}")
     sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
     emb_name = str((cfg.get("embedder") or {}).get("name"))
     seen = {str(s) for s in (p.get("seen") or [])}
     summary: list[dict[str, Any]] = []
+    ceiling: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
     upd_tables: list[pd.DataFrame] = []
     sup_tables: list[pd.DataFrame] = []
@@ -274,11 +325,43 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
                     metrics.append(metric_row(row["metric"], row["value"], (row["ci_lo"], row["ci_hi"]),
                                               embedder=emb_name, split=split, kind=row["kind"], setting=resolver,
                                               set=set_name, n=row["n"], count=row["count"]))
+        if ceiling_k:
+            # Item 3 of issue 26: what the candidate count lets a resolver reach, and what it costs.
+            with ctx.timer(f"ceiling:{set_name}"):
+                ranks = candidate_ranks(ev, emb)
+            for split, users in split_users.items():
+                for row in ceiling_rows(ranks[ranks["user_id"].isin(users)], ceiling_k):
+                    row.update(set=set_name, split=split, resolver="-", users=len(users))
+                    ceiling.append(row)
+            for resolver in ceiling_resolvers:
+                for k in ceiling_k:
+                    t0 = time.perf_counter()
+                    updates, sup, facts = replay(ev, all_users, emb, resolver, k)
+                    secs = time.perf_counter() - t0
+                    for split, users in split_users.items():
+                        rows = _summarise(updates[updates["user_id"].isin(users)], sup[sup["user_id"].isin(users)],
+                                          facts, users, 1, ctx.seed)
+                        n_f = int(facts.sum())
+                        rows.append({"metric": "ms_per_fact", "kind": "all", "value": 1000 * secs / max(n_f, 1),
+                                     "ci_lo": math.nan, "ci_hi": math.nan, "count": 0, "n": n_f})
+                        for row in rows:
+                            row.update(set=set_name, split=split, resolver=resolver, users=len(users),
+                                       candidate_k=k)
+                            ceiling.append(row)
     table = pd.DataFrame(summary)
+    ceil = pd.DataFrame(ceiling)
+    for row in ceiling:
+        if row["metric"] in ("candidate_miss", "survival"):
+            metrics.append(metric_row(f"ceiling_{row['metric']}", row["value"], None, embedder=emb_name,
+                                      split=row["split"], kind=row["kind"], setting=row["resolver"],
+                                      set=row["set"], n=row["n"], count=row["count"],
+                                      candidate_k=row["candidate_k"]))
     md = ctx.output_dir / "resolver_transfer.md"
     md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text(render(table, emb_name, candidate_k, seen, metas) + "\n")
+    md.write_text(render(table, emb_name, candidate_k, seen, metas, ceil) + "\n")
     tables = {"summary": table}
+    if not ceil.empty:
+        tables["ceiling"] = ceil
     if upd_tables:
         tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
     per_query = pd.concat(sup_tables, ignore_index=True).astype({"at": "datetime64[us]"}) if sup_tables else None

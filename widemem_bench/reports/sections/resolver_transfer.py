@@ -27,8 +27,46 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
+    """Item 3 of issue 26: superseded facts outside the k nearest candidates, and the
+    survival / false updates / time per fact of the ceiling resolvers at each k."""
+    if ceil is None or ceil.empty:
+        return ""
+    miss = ceil[ceil["metric"] == "candidate_miss"]
+    rows = []
+    for (set_name, split), g in miss.groupby(["set", "split"], sort=False):
+        mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
+        row: dict[str, Any] = {"set": f"{set_name}{mark}", "split": split}
+        for r in g[g["kind"] == "all"].itertuples(index=False):
+            row[f"k={r.candidate_k}"] = f"{r.value:.1%} ({r.count}/{r.n})" if math.isfinite(r.value) else "n/a"
+        rows.append(row)
+    out = ["### Candidate ceiling", "",
+           "Share of superseded facts that are not among the k nearest earlier facts of the user "
+           "(cosine to the superseding statement, every earlier wording stored): no resolver that "
+           "reads only the engine's candidates can retire them.", "", _md_table(pd.DataFrame(rows))]
+    rec = ceil[ceil["metric"] != "candidate_miss"]
+    if not rec.empty:
+        rows = []
+        for (set_name, split, resolver, k), g in rec.groupby(["set", "split", "resolver", "candidate_k"], sort=False):
+            def val(metric: str, kind: str = "all", g: pd.DataFrame = g) -> Any:
+                r = g[(g["metric"] == metric) & (g["kind"] == kind)]
+                return r.iloc[0] if not r.empty else None
+            sd, so, fu, ms = val("survival", "direct"), val("survival", "oblique"), val("false_update_rate"), val("ms_per_fact")
+            mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
+            rows.append({
+                "set": f"{set_name}{mark}", "split": split, "resolver": resolver, "candidate_k": int(k),
+                "survival, direct": f"{sd['value']:.1%} ({sd['count']}/{sd['n']})" if sd is not None else "n/a",
+                "survival, oblique": f"{so['value']:.1%} ({so['count']}/{so['n']})" if so is not None else "n/a",
+                "false updates": int(fu["count"]) if fu is not None else "n/a",
+                "replay ms / fact": f"{ms['value']:.2f}" if ms is not None else "n/a",
+            })
+        out += ["", "Recall and cost against the candidate count (replay ms per fact is wall time on a shared "
+                "machine: compare within a run only).", "", _md_table(pd.DataFrame(rows))]
+    return "\n".join(out)
+
+
 def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
-           metas: dict[str, Any] | None = None) -> str:
+           metas: dict[str, Any] | None = None, ceiling: pd.DataFrame | None = None) -> str:
     """The markdown fragment of one run's summary (pure function of it)."""
     rows = []
     if not table.empty:
@@ -79,7 +117,12 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
         "naming the old value, or on the same frame with one value replaced and a change marker "
         "(\"now\", \"switched to\"), and adds the fact otherwise: a phrasing it does not read leaves the "
         "stale fact stored (survival), never a true fact lost on purpose. It never DELETEs. World C's "
-        "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\").",
+        "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\"). "
+        "`structure` (engine/structure.py) reads (owner, frame, value) from the spaCy parse and updates "
+        "only on the same owner, one frame class of the frame table fitted on development data, a frame "
+        "holding one value at a time and another value.",
+        "",
+        render_ceiling(ceiling, seen) if ceiling is not None else "",
     ])
 
 
