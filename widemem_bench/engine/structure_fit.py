@@ -124,7 +124,8 @@ def fit(sets: Sequence[tuple[str, Sequence[str]]] = DEV_SETS) -> FrameTable:
     single = {f for f in frames if self_sup[f] >= MIN_COUNT and f not in multi}
     equiv = {k for k, n in sup.items() if k[0] != k[1] and n >= MIN_COUNT and n > coex[k]
              and not (set(k) & multi)}
-    pairs = {k: (sup[k], coex[k]) for k in set(sup) | set(coex) if sup[k] + coex[k] >= MIN_SEEN}
+    pairs = {k: (sup[k], coex[k]) for k in set(sup) | set(coex)
+             if sup[k] + coex[k] >= MIN_SEEN and (sup[k] or k[0] == k[1])}  # the pairs same_frame can ask
     table = FrameTable(frozenset(equiv), frozenset(multi), frozenset(single), tuple(used), pairs=pairs)
     return FrameTable.from_json(table.to_json())
 
