@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf clean
+.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf resolver-fit clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,6 +78,11 @@ perf: venv
 # write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
+
+# The structure resolver's frame table, fitted on development sets only (world A train +
+# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
+resolver-fit: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
 
 # Rewrite the regression baseline reports/baseline/metrics.json (README, "Regression loop"):
 # only for an intended change of the headline metrics, committed together with that change.

@@ -89,7 +89,7 @@ def claims(p: Parse, names: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
             continue
         s = c.subject
         out.append(Claim(owner, f"{noun}:{_core(t.frame)}", t.value, words, t.value_type,
-                         t.additive or s.plural and s.kind not in ("user", "none"), t.negated))
+                         t.additive or (s.plural and s.kind not in ("user", "none")), t.negated))
     return tuple(out)
 
 

@@ -29,7 +29,14 @@ from typing import Any
 
 import pandas as pd
 
-from widemem_bench.engine.structure import MIN_SEEN, TABLE_PATH, Claim, FrameTable, claims, value_words
+from widemem_bench.engine.structure import (
+    MIN_SEEN,
+    TABLE_PATH,
+    Claim,
+    FrameTable,
+    claims,
+    value_words,
+)
 from widemem_bench.language import parse_many
 
 DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -69,20 +76,21 @@ def _differ(a: Claim, b: Claim) -> bool:
 
 def counts(ev: pd.DataFrame) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
     """(supersede, coexist) counts over unordered frame pairs ((f, f) for one frame)."""
-    texts = [_clean(t) for t in ev["fact_stripped"]]
+    texts = [_clean(str(t)) for t in ev["fact_stripped"]]
     parses = dict(zip(texts, parse_many(texts), strict=True))
     sup: Counter[tuple[str, str]] = Counter()
     coex: Counter[tuple[str, str]] = Counter()
     for _, u in ev.groupby("user_id", sort=True):
         names = frozenset(str(n).lower() for n in u["user_name"].dropna().unique())
-        rows = []
-        for r in u.sort_values(["at", "fact_id"], kind="stable").itertuples(index=False):
-            held = _holding(claims(parses[_clean(r.fact_stripped)], names), r.value)
+        rows: list[tuple[dict[str, Any], list[Claim]]] = []
+        recs: list[dict[str, Any]] = u.sort_values(["at", "fact_id"], kind="stable").to_dict("records")  # type: ignore[assignment]
+        for r in recs:
+            held = _holding(claims(parses[_clean(r["fact_stripped"])], names), r["value"])
             rows.append((r, held))
-        by_id = {str(r.fact_id): held for r, held in rows}
+        by_id = {str(r["fact_id"]): held for r, held in rows}
         for r, held in rows:
-            old_id = r.supersedes
-            if old_id is None or pd.isna(old_id) or bool(r.multi_valued) or str(old_id) not in by_id:
+            old_id = r["supersedes"]
+            if _missing(old_id) or bool(r["multi_valued"]) or str(old_id) not in by_id:
                 continue
             for n in held:
                 for o in by_id[str(old_id)]:
@@ -90,14 +98,18 @@ def counts(ev: pd.DataFrame) -> tuple[Counter[tuple[str, str]], Counter[tuple[st
                         sup[_key(n.frame, o.frame)] += 1
         for j, (rj, hj) in enumerate(rows):
             for ri, hi in rows[:j]:
-                vt = ri.valid_to
-                if vt is not None and not pd.isna(vt) and vt <= rj.valid_from:
+                vt = ri["valid_to"]
+                if not _missing(vt) and vt <= rj["valid_from"]:
                     continue  # not true at once
                 for a in hj:
                     for b in hi:
                         if a.owner == b.owner and _differ(a, b):
                             coex[_key(a.frame, b.frame)] += 1
     return sup, coex
+
+
+def _missing(x: Any) -> bool:
+    return x is None or bool(pd.isna(x))
 
 
 def _key(a: str, b: str) -> tuple[str, str]:

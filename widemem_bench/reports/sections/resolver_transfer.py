@@ -37,8 +37,9 @@ def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
     for (set_name, split), g in miss.groupby(["set", "split"], sort=False):
         mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
         row: dict[str, Any] = {"set": f"{set_name}{mark}", "split": split}
-        for r in g[g["kind"] == "all"].itertuples(index=False):
-            row[f"k={r.candidate_k}"] = f"{r.value:.1%} ({r.count}/{r.n})" if math.isfinite(r.value) else "n/a"
+        for r in g[g["kind"] == "all"].to_dict("records"):
+            v = float(r["value"])
+            row[f"k={int(r['candidate_k'])}"] = f"{v:.1%} ({int(r['count'])}/{int(r['n'])})" if math.isfinite(v) else "n/a"
         rows.append(row)
     out = ["### Candidate ceiling", "",
            "Share of superseded facts that are not among the k nearest earlier facts of the user "
@@ -54,7 +55,7 @@ def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
             sd, so, fu, ms = val("survival", "direct"), val("survival", "oblique"), val("false_update_rate"), val("ms_per_fact")
             mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
             rows.append({
-                "set": f"{set_name}{mark}", "split": split, "resolver": resolver, "candidate_k": int(k),
+                "set": f"{set_name}{mark}", "split": split, "resolver": resolver, "candidate_k": int(str(k)),
                 "survival, direct": f"{sd['value']:.1%} ({sd['count']}/{sd['n']})" if sd is not None else "n/a",
                 "survival, oblique": f"{so['value']:.1%} ({so['count']}/{so['n']})" if so is not None else "n/a",
                 "false updates": int(fu["count"]) if fu is not None else "n/a",
