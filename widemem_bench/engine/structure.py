@@ -110,7 +110,8 @@ def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str]) -> tuple[str,
     kind, owner, chain, name = s.kind, s.owner, s.chain, s.name
     if kind == "user":
         return "user", ""
-    if kind == "none":
+    if kind == "none" or _opens_with_verb(p, verb):
+        # a name after the verb is no subject ("lives in Madison" read as Madison's)
         # a statement with no subject is the user's only when nothing stands before its verb
         return ("user", "") if _opens_with_verb(p, verb) else ("", "")
     before = p.tokens[:verb]
