@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden calibrate perf resolver-fit clean
+.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf resolver-fit clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,6 +72,7 @@ bench-extended: venv-extended
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
 perf: venv
 	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
+	$(PY) -m widemem_bench.regression --bench --out reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
 # widemem_bench/calibration/files/<embedder>.json (only this target passes
@@ -84,10 +85,17 @@ calibrate: venv data
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
 
-# Rewrite the regression baseline reports/baseline/metrics.json (README, "Regression loop"):
-# only for an intended change of the headline metrics, committed together with that change.
+# Bless the code as it stands as the regression baseline reports/baseline/metrics.json
+# (README, "Regression gate"): the reason, the commit and the lock's sha256 go into the file.
+# Only for an intended change of the gated metrics, committed together with that change.
+#   make golden REASON='why the numbers moved'
 golden: venv
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.regression --write
+	@test -n "$(REASON)" || { echo "error: make golden needs a reason: make golden REASON='why the numbers moved'" >&2; exit 2; }
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.regression --write "$(REASON)"
+
+# The regression gate alone (also part of `make test`): the code's defaults on the gate users.
+gate: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.regression
 
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache

@@ -247,21 +247,27 @@ def test_fit_searches_never_read_the_holdout() -> None:
                        np.concatenate([np.asarray(c) for c in s.cosines if c]))
 
 
-def test_low_cutoff_follows_the_none_rule() -> None:
-    """LOW is set by "answerable below LOW <= 5 %", not by a precision a base rate already meets."""
-    from widemem_bench.answerability.fit import NONE_ANSWERABLE, choose_cutoffs, none_cutoff
+def test_cutoffs_are_certified_per_user_by_the_ladder() -> None:
+    """LOW is set by "answerable below LOW <= 5 %" and every cut-off by `certify_ladder` with
+    users as the unit; the committed file names that certificate."""
+    from widemem_bench.answerability.fit import CERTIFICATE, NONE_ANSWERABLE, choose_cutoffs
 
     rng = np.random.default_rng(0)
-    pos = rng.uniform(0.3, 1.0, 600)
-    neg = rng.uniform(0.0, 0.5, 400)  # 60 % answerable: a LOW precision target of 0.5 holds at any cut-off
+    users = np.repeat(np.arange(60), 20)
+    pos = rng.uniform(0.3, 1.0, 720)
+    neg = rng.uniform(0.0, 0.5, 480)  # 60 % answerable: a LOW precision target of 0.5 would hold anywhere
     prob = np.concatenate([pos, neg])
-    y = np.arange(prob.size) < pos.size
-    kinds = np.where(y, "answerable", "never_mentioned")
-    low, ok = none_cutoff(pos, NONE_ANSWERABLE, 0.1)
-    assert ok and 0.3 < low < np.quantile(pos, NONE_ANSWERABLE)
-    (high, moderate, low2), info = choose_cutoffs(prob, y, kinds, {"high": 0.95, "moderate": 0.8, "low": 0.5}, 0.1)
-    assert low2 == low <= moderate <= high and info["low"]["certified"]
-    assert (pos < low2).mean() <= NONE_ANSWERABLE
-    assert none_cutoff(np.array([]), 0.05, 0.1) == (0.0, False)
+    kinds = np.where(np.arange(prob.size) < pos.size, "answerable", "hard_negative")
+    (high, moderate, low), info = choose_cutoffs(prob, kinds, users, {"high": 0.95, "moderate": 0.8}, 0.1)
+    assert 0.3 < low <= moderate <= high and info["low"]["certified"]
+    assert (pos < low).mean() <= NONE_ANSWERABLE
+    cert = info["certificate"]
+    assert cert["unit"] == "user" and cert["method"] == "cluster" and cert["n_users"] == 60
+    assert set(cert["statements"]) == {"high", "moderate", "cap:hard_negative", "none"}
+    # Too few users for a per-user certificate: refused, not certified per question.
+    with pytest.raises(ValueError, match="users"):
+        choose_cutoffs(prob, kinds, users % 10, {"high": 0.95, "moderate": 0.8}, 0.1)
+    committed = load_scorer_v2("minilm-l6")
+    assert committed.meta["certificate"]["name"] == CERTIFICATE and committed.meta["certificate"]["unit"] == "user"
     # The committed scorer: a never-mentioned question can read NONE.
-    assert load_scorer_v2("minilm-l6").cutoffs[2] > 0.1
+    assert committed.cutoffs[2] > 0.1

@@ -95,10 +95,24 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     model = AnswerabilityModel.from_dict(a["model"])
     pq = r.per_query
     assert {"band_widemem", "band_calibrated", "band_answerability", "prob_answerability"} <= set(pq.columns)
-    assert [row["setting"] for row in r.table] == ["widemem defaults", "calibrated (similarity)",
+    assert [row["setting"] for row in r.table] == ["widemem's thresholds", "auto-calibrated",
                                                    "answerability scorer"]
     text = calibrate.format_tradeoff(r.table, "t")
-    assert "NONE never_mentioned" in text and "recall MOD+" in text
+    assert "NONE never-mentioned" in text and "recall MOD+" in text
+    # One table, two views (issue 27): the console prints the file's holdout intervals, in the
+    # column order of reports/calibration.md.
+    assert r.table[1]["recall_moderate_plus"] == c.holdout["recall_moderate_plus"]
+    assert r.table[0]["none_rate_answerable"] == c.holdout["widemem_thresholds"]["none_rate_answerable"]
+    assert r.table[2]["false_confidence_hard_negative"] == a["holdout"]["false_confidence_hard_negative"]
+    md = calibrate.report_markdown({"hash-test": (c, "this run")})
+    head = next(ln for ln in md.splitlines() if ln.startswith("| embedder | setting"))
+    console_head = text.splitlines()[1]
+    cols = [x.strip() for x in head.strip("|").split("|")][2:]
+    assert [x for x in cols if x in console_head] == cols
+    assert sorted(cols, key=console_head.index) == cols
+    row = next(ln for ln in md.splitlines() if "| auto-calibrated |" in ln)
+    assert calibrate._ci(c.holdout["recall_moderate_plus"]) in row and calibrate._ci(
+        c.holdout["recall_moderate_plus"]) in text
 
     # Saved, read back, and used by the engine through load_calibration's folder.
     path = save_calibration(c, tmp_path)
@@ -120,7 +134,7 @@ def test_main_writes_under_out_and_never_in_the_package(tmp_path, capsys) -> Non
     rc = calibrate.main(["embedder=hash-test", "n_boot=20", f"out={tmp_path}", "report=false", *HASH_SETTINGS])
     assert rc == 0
     out = capsys.readouterr().out
-    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE answerable" in out and "widemem defaults" in out
+    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE answerable" in out and "widemem's thresholds" in out
     assert (tmp_path / "hash-test" / "calibration.json").is_file()
     assert (tmp_path / "hash-test" / "tradeoff.json").is_file()
     assert _package_state() == before
@@ -141,7 +155,7 @@ def test_labels_file_end_to_end(tmp_path, capsys) -> None:
     rc = calibrate.main([f"data={EXAMPLE}", f"out={tmp_path}", "n_boot=50"])
     assert rc == 0
     out = capsys.readouterr().out
-    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never_mentioned" in out
+    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never-mentioned" in out
     c = read_calibration(tmp_path / "calibration_labels" / "calibration.json")
     check_reachable(c.thresholds)
     assert c.dataset["n_users"] == 48 and set(c.certificate["statements"]) == {
@@ -235,7 +249,7 @@ def test_minilm_l3_prints_env_and_table_and_writes_nothing_in_the_package(tmp_pa
     before = _package_state()
     assert calibrate.main(["embedder=minilm-l3", "n_boot=100", f"out={tmp_path}", "report=false"]) == 0
     out = capsys.readouterr().out
-    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never_mentioned" in out
+    assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never-mentioned" in out
     assert _package_state() == before
 
 

@@ -122,7 +122,9 @@ def test_report_opens_with_the_answer(outputs, tmp_path):
     assert take and len(re.findall(r"[.!?](?:\s|$)", take)) <= MAX_SENTENCES
     assert "AUROC" in take and "widemem's default thresholds" in take
     # the recommendation table: calibrated beside widemem's default, env lines to paste
-    assert "| hash-test | calibrated (ship) |" in text and "| hash-test | widemem default |" in text
+    # calibrated thresholds on the holdout carry DESIGN_LOG C1's mark
+    assert "| hash-test | calibrated (ship) † |" in text and "| hash-test | widemem default |" in text
+    assert "## Reads of the measuring splits" in text and "| world A holdout |" in text
     assert re.search(r"^WIDEMEM_CONFIDENCE_MODERATE=0\.\d+$", text, re.M)
     # the decay table moved out; its fragment holds it
     assert "| exponential |" not in text and "| exponential |" in (tmp_path / "sweep_decay.md").read_text()
@@ -158,12 +160,40 @@ def test_takeaway_quotes_each_run_that_exists():
     # b's interval reaches a's: the takeaway must not call a "best" without saying so
     assert text.startswith("Of 2 embedders, a has the highest AUROC for answerable against unanswerable "
                            "questions (0.810 [0.400, 0.600]), with intervals overlapping b (")
-    assert "Answerability v2 reaches AUROC 0.500 [0.400, 0.600] on world A's holdout" in text
+    assert "Answerability v2 reaches AUROC 0.500 [0.400, 0.600] † on world A's holdout" in text
     assert "rule resolver leaves the stale value retrievable in 50.0% [40.0, 60.0]" in text
     assert "After 60 quiet days in a store of 300" in text
-    assert text.count(". ") + 1 == 4
-    assert takeaway({"contradiction": sources["contradiction"]}, ["a"], recs=[]).startswith("After a direct")
+    assert "on world A's holdout" in text and "0.500 [0.400, 0.600] † on world A's holdout" in text
+    assert text.count(". ") + 1 == 5 and text.endswith("headers of reports/DESIGN_LOG.md.)")
+    assert takeaway({"contradiction": sources["contradiction"]}, ["a"], recs=[]).startswith(
+        "Pooled over every user (mostly development)")
     assert takeaway({}, ["a"], recs=[]) == ""
+
+
+def test_takeaway_gives_the_resolver_on_held_out_users_first():
+    """issue 27: the resolver figure is world A's holdout (with its †), world B labelled
+    development; the contradiction probes by split, the train figure named development."""
+    from types import SimpleNamespace
+
+    from widemem_bench.reports.summary import takeaway
+
+    def src(rows):
+        return SimpleNamespace(results=pd.DataFrame(rows), records=[])
+
+    rt = [{"metric": "survival", "setting": "rule", "kind": "direct", "set": "timelines", "split": "holdout",
+           "value": 65 / 189, "ci_lo": 0.288, "ci_hi": 0.402, "count": 65, "n": 189},
+          {"metric": "survival", "setting": "rule", "kind": "direct", "set": "world_b", "split": "all",
+           "value": 368 / 668, "ci_lo": 0.511, "ci_hi": 0.594, "count": 368, "n": 668}]
+    ct = [{"metric": "survival", "setting": st, "kind": "direct", "split": sp, "value": v, "ci_lo": v, "ci_hi": v}
+          for st, sp, v in (("rule", "holdout", 0.3), ("append", "holdout", 0.9), ("rule", "train", 0.0),
+                            ("rule", "all", 0.05))]
+    text = takeaway({"resolver_transfer": src(rt), "contradiction": src(ct)}, ["a"], recs=[])
+    assert text.startswith("On world A's held-out users the rule resolver leaves a directly superseded fact "
+                           "stored in 34.4% [28.8, 40.2] (65/189) † of supersessions (world B, development for "
+                           "the resolvers: 55.1% [51.1, 59.4] (368/668) †)")
+    assert "held-out users the stale value stays retrievable in 30.0% [30.0, 30.0] †" in text
+    assert "against 0.0% [0.0, 0.0] on the train users it was written on (development)" in text
+    assert "5.0%" not in text   # the pooled, mostly in-sample figure is no longer the headline
 
 
 def test_readme_block_reaches_the_short_form(tmp_path: Path) -> None:

@@ -56,8 +56,16 @@ def test_rate_with_ci_and_render():
          "ci_lo": 0.0, "ci_hi": 0.0, "count": 0, "n": 4}
         for m, k in (("false_update_rate", "all"), ("survival", "direct"), ("survival", "oblique"))
     ])
-    text = render(table, "hash-test", 5, {"w"})
-    assert "| w † | all | rule | 1 | 4 | 0.0% [0.0%, 0.0%] (0) | 0.0% [0.0%, 0.0%] (0/4)" in text
+    text = render(table, "hash-test", 5, {"rule resolver": {"w holdout": ["R4"]}})
+    assert "| w † | all | development | rule | 1 | 4 | 0.0% [0.0%, 0.0%] (0) | 0.0% [0.0%, 0.0%] (0/4)" in text
+    # the committed log: rule on world A's holdout and world B carries †, held-out rows first
+    both = pd.concat([table.assign(set="world_b"), table.assign(set="timelines", split="holdout"),
+                      table.assign(set="timelines", split="train")])
+    text = render(both, "hash-test", 5)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and "rule" in ln]
+    assert rows[0].startswith("| timelines † | holdout | measuring | rule")
+    assert rows[1].startswith("| world_b † | all | development | rule")
+    assert rows[2].startswith("| timelines | train | development | rule")
 
 
 def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):

@@ -1,4 +1,4 @@
-"""Sealed sets (issue 13): no holdout or world-B phrasing, and no distinctive world-B
+r"""Sealed sets (issue 13): no holdout or world-B phrasing, and no distinctive world-B
 word, appears in method code or tests.
 
 Collects every template of world A's sealed holdout (``timelines/holdout_templates.py``:
@@ -18,6 +18,12 @@ or "Dinner was {x}." is a hit although no fragment of it is long enough. Vocabul
 distinctive: two or more words, a capitalised name, or 9+ letters (so "pottery" or
 "Korean" is not a hit, "Harbourline Ambulance Trust" or "gabapentin" is).
 
+Regexes (issue 27): every string constant of a Python file (and every line of another text
+file) holding regex syntax is parsed by the stdlib's regex parser and reduced to its literal word
+runs (``\s+`` a word gap, alternations and optional parts expanded, wildcards ending a run); a
+sealed phrase found there as a word n-gram is a hit (`scan_regexes`). Scanned: ``widemem_bench/``,
+``tests/``, ``configs/`` and every Python file of the repository, outside ``timelines/``.
+
 ``ALLOWED`` lists the hits that were already in the tree when world B was written
 (widemem_bench at 9fe8ea3): general drug and condition names in the YMYL lexicon, which
 is written from general medical knowledge and predates world B. Any other hit fails.
@@ -25,7 +31,10 @@ is written from general medical knowledge and predates world B. Any other hit fa
 
 from __future__ import annotations
 
+import ast
+import itertools
 import re
+import re._parser as sre  # the stdlib's own regex parser: patterns read as re reads them
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -37,8 +46,11 @@ from widemem_bench.timelines import world_b_templates as BT
 from widemem_bench.timelines import world_b_vocab as BV
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = (ROOT / "widemem_bench", ROOT / "tests")
+SCANNED = (ROOT / "widemem_bench", ROOT / "tests", ROOT / "configs")
 EXEMPT = (ROOT / "widemem_bench" / "timelines", Path(__file__).resolve())
+# Besides SCANNED: every Python file of the repository (top-level experiments/, scripts), outside
+# these folders (tools, caches, run outputs; never the project's own code).
+NOT_REPO = (".git", ".venv", "outputs", "multirun", ".mypy_cache", ".ruff_cache", ".pytest_cache", "node_modules")
 TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".cfg"}
 MIN_WORDS, MIN_CONTENT_WORDS, ALWAYS_WORDS = 3, 2, 6
 # Closed-class English words: a fragment made of these plus one noun is plain English.
@@ -59,6 +71,11 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
         "methotrexate", "psoriatic arthritis", "gabapentin", "pregabalin", "spironolactone",
         "pcos", "endometriosis", "fibromyalgia", "osteoporosis", "long covid", "narcolepsy")]
     + [("tests/test_engine_policy.py", "ibuprofen"), ("tests/test_ymyl_lexicon.py", "bipolar disorder")]
+    # Found when the scan began reading regexes (issue 27): an English phrasal verb among the
+    # rule resolver's change markers since its first commit (c2c7880, before its first world B
+    # reading, DESIGN_LOG R1); it matches a 3-word fragment of one world B template
+    # ("{name} got rid of {old_short}; ..."). Left in place and named here, not hidden.
+    + [("widemem_bench/engine/slots.py", "got rid of")]
 )
 
 
@@ -162,14 +179,138 @@ def world_b_words() -> dict[str, str]:
     return items
 
 
+def _exempt(p: Path) -> bool:
+    r = p.resolve()
+    return any(r == e or e in r.parents for e in EXEMPT) or "timelines" in p.relative_to(ROOT).parts[:-1]
+
+
 def scanned_files() -> Iterable[Path]:
+    seen: set[Path] = set()
     for top in SCANNED:
         for p in sorted(top.rglob("*")):
-            if not p.is_file() or p.suffix not in TEXT_SUFFIXES:
-                continue
-            if any(p.resolve() == e or e in p.resolve().parents for e in EXEMPT):
-                continue
+            if p.is_file() and p.suffix in TEXT_SUFFIXES and not _exempt(p):
+                seen.add(p)
+                yield p
+    for p in sorted(ROOT.rglob("*.py")):
+        rel = p.relative_to(ROOT).parts
+        if p not in seen and not any(part in NOT_REPO for part in rel) and not _exempt(p):
             yield p
+
+
+# ---------------------------------------------------------------------------- regexes
+# A regex is reduced to its literal word runs: what any string it matches must contain, word
+# for word. \s, a space class and a literal space are a word gap; \b, ^, $ and lookarounds
+# nothing; an alternation or an optional part is expanded (up to MAX_VARIANTS readings); any
+# other class or wildcard (\w+, ., [a-z]) ends a run. The runs are then compared with the sealed
+# phrases as word n-grams, so r"changed\s+(?:jobs|roles),\s+now" holds "changed jobs, now".
+MAX_VARIANTS = 64
+_BREAK = "\x00"
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_REGEX_HINT = re.compile(r"\\[sSbBwWdD]|\(\?|\\.|[|\[\]]|[+*?]")
+
+
+def _is_space_class(items: list) -> bool:
+    return all((op == sre.CATEGORY and arg in (sre.CATEGORY_SPACE,)) or (op == sre.LITERAL and chr(arg).isspace())
+               for op, arg in items)
+
+
+def _readings(seq: Iterable) -> list[str]:
+    """Every reading of a parsed pattern as text, _BREAK where a wildcard stands."""
+    out = [""]
+    for op, arg in seq:
+        if op == sre.LITERAL:
+            parts = [chr(arg)]
+        elif op == sre.IN:
+            items = [x for x in arg if x[0] != sre.NEGATE]
+            if _is_space_class(items):
+                parts = [" "]
+            elif all(x[0] == sre.LITERAL for x in items) and len(items) <= 4:
+                parts = [chr(x[1]) for x in items]   # [.!] or ['’]: each literal
+            else:
+                parts = [_BREAK]
+        elif op in (sre.AT,):
+            parts = [""]
+        elif op == sre.SUBPATTERN:
+            parts = _readings(arg[-1])
+        elif op == sre.BRANCH:
+            parts = [r for alt in arg[1] for r in _readings(alt)]
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", None)):
+            lo, hi, body = arg
+            inner = _readings(body)
+            if all(x.strip(" ") == "" and x for x in inner):
+                parts = [" "] if lo >= 1 else [" ", ""]
+            elif hi == 1:
+                parts = ([""] if lo == 0 else []) + inner
+            else:
+                parts = [_BREAK]
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            parts = [""]
+        else:   # ANY, CATEGORY, GROUPREF, ...
+            parts = [_BREAK]
+        out = [a + b for a, b in itertools.product(out, parts)]
+        if len(out) > MAX_VARIANTS:
+            out = [out[0]]   # keep one reading: a long pattern is still scanned, once
+    return out
+
+
+def regex_runs(pattern: str) -> list[tuple[str, ...]]:
+    """The literal word runs of a regex (see above); [] when it is not a valid pattern."""
+    try:
+        parsed = sre.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return []
+    runs: list[tuple[str, ...]] = []
+    for text in _readings(parsed):
+        for run in _norm(text).split(_BREAK):
+            words = tuple(_WORD.findall(run))
+            if words:
+                runs.append(words)
+    return list(dict.fromkeys(runs))
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(_norm(text)))
+
+
+def sealed_word_grams() -> dict[tuple[str, ...], str]:
+    """Each sealed phrase (`sealed_phrases`) as a word tuple -> where it comes from."""
+    return {w: src for frag, src in sealed_phrases().items() if len(w := _words(frag)) >= MIN_WORDS}
+
+
+def pattern_strings(p: Path) -> list[str]:
+    """The strings of a file that read as regexes: string constants of a Python file, lines of
+    any other text file, that hold regex syntax."""
+    text = p.read_text(encoding="utf-8", errors="replace")
+    if p.suffix == ".py":
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return []
+        strs = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    else:
+        strs = text.splitlines()
+    return [x for x in strs if _REGEX_HINT.search(x)]
+
+
+def scan_regexes(files: Iterable[Path]) -> list[str]:
+    """One line per regex whose literal word runs hold a sealed phrase as a word n-gram."""
+    grams = sealed_word_grams()
+    by_len: dict[int, set[tuple[str, ...]]] = {}
+    for g in grams:
+        by_len.setdefault(len(g), set()).add(g)
+    hits = []
+    for p in files:
+        rel = str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+        for pat in pattern_strings(p):
+            found: dict[tuple[str, ...], None] = {}
+            for run in regex_runs(pat):
+                for n, group in by_len.items():
+                    for i in range(len(run) - n + 1):
+                        if run[i:i + n] in group:
+                            found[run[i:i + n]] = None
+            hits += [f"{rel}: regex {pat[:80]!r} holds {' '.join(g)!r} ({grams[g]})" for g in found
+                     if (rel, " ".join(g)) not in ALLOWED]
+    return hits
 
 
 def scan(files: Iterable[Path]) -> list[str]:
@@ -232,7 +373,34 @@ def test_scan_finds_a_copied_short_template(tmp_path: Path) -> None:
     assert scan([ok]) == []
 
 
+def test_regex_is_read_as_its_literal_words(tmp_path: Path) -> None:
+    """A holdout phrase pasted as a regex (\\s+ between words, a word in an alternation, an
+    optional group) is found; the plain-string scan alone misses it."""
+    frag = next(f for f, src in sealed_phrases().items() if src.startswith("holdout") and len(_words(f)) >= 4)
+    words = _words(frag)
+    as_regex = r"\b" + r"\s+".join(re.escape(w) for w in words) + r"\b"
+    alt = r"\s+".join([f"(?:{words[0]}|zzz)", *map(re.escape, words[1:-1]), f"{words[-1]}(?:s)?"])
+    f = tmp_path / "leak.py"
+    f.write_text(f"import re\nPAT = re.compile({as_regex!r})\nALT = re.compile({alt!r}, re.I)\n", encoding="utf-8")
+    assert scan([f]) == [] or all("regex" not in h for h in scan([f]))
+    hits = scan_regexes([f])
+    assert len(hits) == 2 and all(" ".join(words) in h and "holdout template" in h for h in hits), hits
+    # a wildcard between the words breaks the run: no hit for a pattern that says nothing sealed
+    g = tmp_path / "ok.py"
+    broken = words[0] + r"\w+" + r"\s+".join(words[1:3])
+    g.write_text(f"P = {broken!r}\n", encoding="utf-8")
+    assert scan_regexes([g]) == []
+
+
+def test_scan_covers_configs_and_every_python_file() -> None:
+    files = {str(p.relative_to(ROOT)) for p in scanned_files()}
+    assert any(f.startswith("configs/") for f in files)
+    assert "experiments/locomo/make_report.py" in files
+    assert not any("/timelines/" in f or f.startswith("timelines/") for f in files)
+    assert not any(f.startswith(".venv/") for f in files)
+
+
 def test_no_sealed_string_in_code_or_tests() -> None:
-    hits = scan(scanned_files())
+    hits = scan(scanned_files()) + scan_regexes(scanned_files())
     if hits:
         pytest.fail(f"{len(hits)} sealed string(s) outside widemem_bench/timelines/:\n" + "\n".join(hits))

@@ -148,9 +148,9 @@ def test_schema_1_store_bound_by_weights_sha256_is_migrated_and_rebound(tmp_path
     _schema_1(path, f"{emb.name}:{emb.weights_sha256}")
     with engine(path, emb) as eng:
         assert len(eng.memories("user0")) == 15
-    assert _meta(path, "schema_version") == "2"
+    assert _meta(path, "schema_version") == "3"  # 1 -> 2 -> 3 (issue 26) in one open
     assert _meta(path, "embedder") == f"{emb.name}:{emb.fingerprint}"
-    with engine(path, emb) as eng:  # rebound: the new fingerprint opens it as schema 2
+    with engine(path, emb) as eng:  # rebound: the new fingerprint opens it as schema 3
         assert len(eng.memories("user0")) == 15
 
 

@@ -422,7 +422,7 @@ def test_beir_export_matches_gold(tl: Timelines, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- config, build, errors
-@pytest.mark.parametrize("name", ["timelines", "timelines_small", "world_b", "world_c"])
+@pytest.mark.parametrize("name", ["timelines", "timelines_small", "world_b", "world_c", "world_n"])
 def test_dataset_configs(name: str) -> None:
     cfg = materialize.read_config(name)
     for key in ("name", "n_users", "seed", "span_days", "questions_per_user", "root"):

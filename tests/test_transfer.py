@@ -77,8 +77,13 @@ def test_markdown_has_every_method_and_set() -> None:
     assert "0.700 [0.600, 0.800]" in md and "50% [40, 60]" in md
     assert "1/2 · 3/3" in md
     assert "`cmd`" in md
-    # v2's cells on sets a design decision saw are marked.
-    assert "| answerability v2 | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] † |" in md
+    # v2's cells on sets a logged design decision saw are marked (reports/DESIGN_LOG.md headers:
+    # entries 4 and 8 saw world A's holdout, the fixture and LoCoMo); widemem's bands never are.
+    assert "| answerability v2 | 0.700 [0.600, 0.800] † | 0.700 [0.600, 0.800] † | 0.700 [0.600, 0.800] † |" in md
+    assert "| widemem bands | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] | 0.700 [0.600, 0.800] |" in md
+    assert "answerability v2: world A holdout (DESIGN_LOG 4, 8)" in md
+    # marks follow the log given: with no decision logged, nothing is marked
+    assert "†" not in transfer_markdown(_table(), command="cmd", seen={}).split("Command:")[1]
     assert transfer_markdown(pd.DataFrame()) == ""
 
 

@@ -53,6 +53,10 @@ FIGURES = ("recall_moderate_plus", "precision_moderate_plus", "precision_high",
 SCORE_FIGURES = ("auroc", "aurc", "adaptive_ece", "brier")
 DEFAULT_CAP = {"hard_negative": 0.10}
 REPORT_PATH = REPO_ROOT / "reports" / "calibration.md"
+# The trade-off table's rows and columns, in the one order the console and calibration.md share.
+ROW_LABELS = {"widemem": "widemem's thresholds", "calibrated": "auto-calibrated", "answerability": "answerability scorer"}
+MOD_KIND_ORDER = ("hard_negative", "other_person", "never_mentioned")
+TABLE_FIGURE_PREFIXES = ("recall_moderate_plus", "false_confidence_", "none_rate_")
 OUTPUT_ROOT = REPO_ROOT / "outputs" / "calibrate"
 CALIBRATION_SHARE = 0.5   # share of train users kept out of the scorer's fit, to certify its cut-offs
 # Settings an embedder needs to get a reachable ladder, applied unless given on the
@@ -276,7 +280,7 @@ def _load_data(dataset: str) -> tuple[Any, dict[str, Any]]:
     from widemem_bench.timelines.materialize import read_config
 
     tl, meta = load_dataset(read_config(dataset), {})
-    check_fittable(getattr(tl, "world", "a"), "calibration")
+    check_fittable(tl, "calibration")
     return tl, meta
 
 
@@ -387,16 +391,27 @@ def _pct(triple: Any) -> str:
     return f"{100 * v:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
+def _ordered(kinds: Sequence[str], order: Sequence[str]) -> list[str]:
+    return [k for k in order if k in kinds] + sorted(k for k in kinds if k not in order)
+
+
+def table_columns(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(header, figure key) of the trade-off table, in the order both views print it: recall,
+    each kind at MODERATE+ (hard negative, other person, never mentioned, then any other), and
+    the NONE rate per kind (answerable first, as CONFIDENCE_KINDS)."""
+    neg = _ordered([k.removeprefix("false_confidence_") for k in row if k.startswith("false_confidence_")],
+                   MOD_KIND_ORDER)
+    none = _ordered([k.removeprefix("none_rate_") for k in row if k.startswith("none_rate_")], CONFIDENCE_KINDS)
+    return ([("recall MOD+", "recall_moderate_plus")]
+            + [(f"{k.replace('_', '-')} MOD+", f"false_confidence_{k}") for k in neg]
+            + [(f"NONE {k.replace('_', '-')}", f"none_rate_{k}") for k in none])
+
+
 def format_tradeoff(rows: Sequence[Mapping[str, Any]], title: str) -> str:
-    """The trade-off table as aligned text (percent, 95 % cluster-bootstrap intervals by user)."""
-    kinds = [k.removeprefix("none_rate_") for k in rows[0] if k.startswith("none_rate_")]
-    neg = [k for k in kinds if k != "answerable"]
-    cols = ["setting", "high / moderate / low", "recall MOD+"] + [f"{k} MOD+" for k in neg] + \
-        [f"NONE {k}" for k in kinds]
-    body = []
-    for r in rows:
-        body.append([r["setting"], " / ".join(f"{t:.3f}" for t in r["thresholds"]), _pct(r["recall_moderate_plus"])]
-                    + [_pct(r.get(f"false_confidence_{k}")) for k in neg] + [_pct(r.get(f"none_rate_{k}")) for k in kinds])
+    """The trade-off table as aligned text, the columns and intervals of reports/calibration.md."""
+    spec = table_columns(rows[0])
+    cols = ["setting", "thresholds (high / moderate / low)"] + [h for h, _ in spec]
+    body = [[r["setting"], _th(r["thresholds"])] + [_ci(r.get(k)) for _, k in spec] for r in rows]
     width = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, width, strict=True)).rstrip()  # noqa: E731
     return "\n".join([title, line(cols), *(line(b) for b in body)])
@@ -427,7 +442,11 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
     if tl is None or meta is None:
         tl, meta = _load_data(opts.dataset)
     # world B is evaluation-only (issue 13): refuse before anything is fitted or written
-    check_fittable(getattr(tl, "world", "a"), "calibration")
+    check_fittable(tl, "calibration")
+    if (tl.events["split"] == "holdout").any():
+        from widemem_bench.sealed import open_split
+
+        open_split("world A holdout", world=tl)   # its holdout figures below read the sealed split: the ledger sees it
     emb = _embedder(name, tl.events)
     pq, x = per_query(tl, emb)
     secs["prepare"] = time.perf_counter() - t0
@@ -484,11 +503,14 @@ def calibrate_embedder(name: str, opts: Options, tl: Any = None, meta: dict[str,
                                        "band_answerability"),
         }
         if split_name == "holdout":
-            table = tradeoff_rows({
-                "widemem defaults": (widemem_th, part["band_widemem"].to_numpy()),
-                "calibrated (similarity)": (ladder.thresholds, part["band_calibrated"].to_numpy()),
-                "answerability scorer": (prob_ladder.thresholds, part["band_answerability"].to_numpy()),
-            }, pk, pu, n_boot=opts.n_boot, seed=opts.seed)
+            # The console's table is the file's holdout figures themselves (one bootstrap, one
+            # seed), so `calibrate` and reports/calibration.md print the same intervals.
+            f = figs[split_name]
+            table = [{"setting": label, "thresholds": [float(t) for t in th],
+                      **{k: v for k, v in f[key].items() if k.startswith(TABLE_FIGURE_PREFIXES)}}
+                     for label, th, key in ((ROW_LABELS["widemem"], widemem_th, "widemem"),
+                                            (ROW_LABELS["calibrated"], ladder.thresholds, "calibrated"),
+                                            (ROW_LABELS["answerability"], prob_ladder.thresholds, "answerability"))]
     secs["figures"] = time.perf_counter() - t2
 
     def split_section(split_name: str) -> dict[str, Any]:
@@ -704,28 +726,28 @@ def report_markdown(cals: Mapping[str, tuple[Any, str]] | None = None, fixture: 
 
     cals = dict(cals if cals is not None else report_calibrations())
     kinds = CONFIDENCE_KINDS
+    # the console's columns (format_tradeoff), for the timelines' kinds
+    spec = table_columns({**{f"false_confidence_{k}": None for k in NEGATIVE_KINDS},
+                          **{f"none_rate_{k}": None for k in kinds}})
     lines = ["## Confidence calibration per embedder", "",
              "Timelines holdout split (users and phrasings never seen in fitting), questions whose answer is "
              "or is not stored. Recall = answerable questions at MODERATE or above; \"X MOD+\" = questions of "
              "kind X at MODERATE or above (false confidence); \"NONE X\" = questions of kind X that read NONE. "
              "95% intervals: cluster bootstrap by user. Written by `python -m widemem_bench.calibrate` "
              "(`make calibrate` for the committed files).", "",
-             "| embedder | setting | thresholds (high / moderate / low) | recall MOD+ | hard-neg MOD+ "
-             "| other-person MOD+ | never-mentioned MOD+ | " + " | ".join(f"NONE {k.replace('_', '-')}" for k in kinds)
-             + " |", "|---|---|---|---|---|---|---|" + "---|" * len(kinds)]
+             "| embedder | setting | thresholds (high / moderate / low) | "
+             + " | ".join(h for h, _ in spec) + " |", "|---|---|---|" + "---|" * len(spec)]
     for n, (c, source) in cals.items():
         h = c.holdout
         if not h:
             continue
         label = n if source.startswith("committed") else f"{n} ({source})"
-        rows = [("widemem's thresholds", h["widemem_thresholds"]["thresholds"], h["widemem_thresholds"]),
-                ("auto-calibrated", c.thresholds, h),
-                ("answerability scorer", c.answerability_thresholds, (c.answerability or {}).get("holdout", {}))]
+        rows = [(ROW_LABELS["widemem"], h["widemem_thresholds"]["thresholds"], h["widemem_thresholds"]),
+                (ROW_LABELS["calibrated"], c.thresholds, h),
+                (ROW_LABELS["answerability"], c.answerability_thresholds, (c.answerability or {}).get("holdout", {}))]
         for setting, th, f in rows:
-            lines.append(f"| {label} | {setting} | {_th(th or ())} | {_ci(f.get('recall_moderate_plus'))} "
-                         f"| {_ci(f.get('false_confidence_hard_negative'))} | {_ci(f.get('false_confidence_other_person'))} "
-                         f"| {_ci(f.get('false_confidence_never_mentioned'))} | "
-                         + " | ".join(_ci(f.get(f"none_rate_{k}")) for k in kinds) + " |")
+            lines.append(f"| {label} | {setting} | {_th(th or ())} | "
+                         + " | ".join(_ci(f.get(k)) for _, k in spec) + " |")
     lines += ["", "NONE against widemem's defaults: widemem's LOW (0.20 for all-MiniLM-L6-v2, 0.30 for other "
               "models) reaches its NONE rate on never-mentioned questions by also sending answerable questions to "
               "NONE (the \"NONE answerable\" column). The certified LOW keeps answerable questions at NONE under "

@@ -125,11 +125,11 @@ def strip_name(fact: str, name: str) -> str:
 
 def fixture_searches(embedder: Any, form: str = "stripped", path: Any = None) -> Searches:
     """widemem's fixture cases searched over the user's facts (``form``: "stored" or "stripped")."""
-    from widemem_bench.external.widemem_fixture import load_widemem_fixture_raw
+    from widemem_bench.sealed import open_split
 
     if form not in ("stored", "stripped"):
         raise ValueError(f"form must be 'stored' or 'stripped', got {form!r}")
-    raw = load_widemem_fixture_raw(path)
+    raw = open_split("widemem fixture", path=path)
     facts: dict[str, list[str]] = {}
     for user, d in raw["users"].items():
         fs = [str(f) for f in d["facts"]]
@@ -156,9 +156,9 @@ def locomo_searches(embedder: Any, path: Any = None) -> Searches:
     Nothing here reads the speaker list: the question and memory texts are all a
     method sees, as with any other set.
     """
-    from widemem_bench.external.locomo import load_locomo
+    from widemem_bench.sealed import open_split
 
-    data = load_locomo(path)
+    data = open_split("LoCoMo", path=path)
     mem = data.memories("turn").reset_index(drop=True)
     q = data.questions.reset_index(drop=True)
     e_mem = np.asarray(embedder.encode(list(mem["content"].astype(str)), kind="passage"), dtype=np.float32)

@@ -46,6 +46,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from widemem_bench.engine.confidence import band_count
+
 BANDS = ("high", "moderate", "low")
 DEFAULT_TARGETS: dict[str, float] = {"high": 0.95, "moderate": 0.80, "low": 0.50}
 DEFAULT_DELTA = 0.1
@@ -259,10 +261,5 @@ def fit_thresholds(
 
 def assign_bands(scores: Any, thresholds: tuple[float, float, float]) -> np.ndarray:
     """Band codes (3 high, 2 moderate, 1 low, 0 none) for ``scores`` under (high, moderate, low)."""
-    high, moderate, low = thresholds
-    s = np.asarray(scores, dtype=float)
-    out = np.zeros(s.shape, dtype=np.int8)
-    out[s >= low] = 1
-    out[s >= moderate] = 2
-    out[s >= high] = 3
-    return out
+    high, moderate, low = (float(t) for t in thresholds)
+    return np.asarray(band_count(np.asarray(scores, dtype=float), high, moderate, low), dtype=np.int8)

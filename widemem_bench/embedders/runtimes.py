@@ -146,24 +146,35 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         files = model_folder_files(folder)
         check_model_files(spec, folder, files)
         self._fingerprint = fingerprint_of(spec, files=files)
-        set_offline()
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        # One thread by default: on a loaded 2-core machine two threads were 40x slower.
-        if threads is not None:
-            torch.set_num_threads(int(threads))
-        self.model = SentenceTransformer(str(folder), device=device)
-        if spec.max_seq_length:
-            self.model.max_seq_length = spec.max_seq_length
-        getter = (
-            getattr(self.model, "get_embedding_dimension", None)
-            or self.model.get_sentence_embedding_dimension
-        )
-        got = getter()
-        if got != spec.dim:
-            raise EmbedderError(f"{spec.name}: model dim {got} != registry dim {spec.dim}")
+        self._folder, self._threads, self._device = folder, threads, device
+        self._model: Any = None
         self._dim = int(spec.dim)
+
+    @property
+    def model(self) -> Any:
+        """The SentenceTransformer, loaded on the first text the cache does not hold: a warm
+        run (every vector cached, e.g. the regression gate) never imports torch. The weights
+        and every model file were verified when the embedder was built."""
+        if self._model is None:
+            set_offline()
+            import torch
+            from sentence_transformers import SentenceTransformer
+
+            # One thread by default: on a loaded 2-core machine two threads were 40x slower.
+            if self._threads is not None:
+                torch.set_num_threads(int(self._threads))
+            model = SentenceTransformer(str(self._folder), device=self._device)
+            if self.spec.max_seq_length:
+                model.max_seq_length = self.spec.max_seq_length
+            getter = (
+                getattr(model, "get_embedding_dimension", None)
+                or model.get_sentence_embedding_dimension
+            )
+            got = getter()
+            if got != self.spec.dim:
+                raise EmbedderError(f"{self.spec.name}: model dim {got} != registry dim {self.spec.dim}")
+            self._model = model
+        return self._model
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         out = self.model.encode(

@@ -160,20 +160,25 @@ def resolve_thresholds(
     return validate_thresholds(override)
 
 
+def band_count(score, high: float, moderate: float, low: float):
+    """The one band rule: how many of (low, moderate, high) ``score`` reaches (``>=``),
+    3 HIGH .. 0 NONE. Works on a float (an int) and on arrays (int8); NaN reaches none."""
+    if isinstance(score, np.ndarray):
+        with np.errstate(invalid="ignore"):
+            return ((score >= low).astype(np.int8) + (score >= moderate) + (score >= high)).astype(np.int8)
+    return (score >= low) + (score >= moderate) + (score >= high)
+
+
+_CODE_BANDS = (Confidence.NONE, Confidence.LOW, Confidence.MODERATE, Confidence.HIGH)
+
+
 def confidence_from_similarity(similarity: float | None, thresholds: Thresholds) -> Confidence:
     """Band of one raw cosine: ``>= high`` HIGH, ``>= moderate`` MODERATE,
     ``>= low`` LOW, else NONE. ``None`` (no results) and NaN give NONE."""
     if similarity is None:
         return Confidence.NONE
     high, moderate, low = thresholds
-    s = float(similarity)
-    if s >= high:
-        return Confidence.HIGH
-    if s >= moderate:
-        return Confidence.MODERATE
-    if s >= low:
-        return Confidence.LOW
-    return Confidence.NONE
+    return _CODE_BANDS[int(band_count(float(similarity), high, moderate, low))]
 
 
 def band_codes(similarity, thresholds: Thresholds) -> np.ndarray:
@@ -183,10 +188,7 @@ def band_codes(similarity, thresholds: Thresholds) -> np.ndarray:
     number of cut-offs the similarity reaches.
     """
     high, moderate, low = validate_thresholds(thresholds)
-    s = np.asarray(similarity, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        codes = (s >= low).astype(np.int8) + (s >= moderate) + (s >= high)
-    return codes.astype(np.int8)
+    return np.asarray(band_count(np.asarray(similarity, dtype=np.float64), high, moderate, low), dtype=np.int8)
 
 
 def as_confidence(value: Confidence | str) -> Confidence:

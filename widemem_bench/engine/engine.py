@@ -104,6 +104,20 @@ class ScoredMemory:
     recency_score: float = 1.0
     importance_score: float = 0.0
 
+    # The memory's validity interval (``search(include_superseded=True)`` returns old
+    # versions too): [valid_from, valid_to), valid_to None while it is live.
+    @property
+    def valid_from(self) -> dt.datetime:
+        return self.memory.created_at
+
+    @property
+    def valid_to(self) -> dt.datetime | None:
+        return self.memory.superseded_at
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.memory.superseded_by
+
 
 _new_object = object.__new__
 
@@ -187,6 +201,8 @@ class AddResult:
     memories: list[Memory] = field(default_factory=list)  # added or updated, final state
     actions: list[Action] = field(default_factory=list)  # as executed (after dedup)
     conflicts: list[YMYLConflict] = field(default_factory=list)
+    # The versions its UPDATEs retired (kept, superseded; ``MemoryEngine.unsupersede``).
+    superseded: list[Memory] = field(default_factory=list)
 
 
 def _check_text(value: object, name: str, limit: int) -> str:
@@ -226,6 +242,12 @@ def _check_time(value: object, name: str) -> dt.datetime | None:
     if value.tzinfo is not None:
         # The project's convention is naive UTC; convert aware datetimes rather than refuse them.
         return value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
+
+
+def _check_flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
     return value
 
 
@@ -303,9 +325,10 @@ class MemoryEngine:
 
     # --------------------------------------------------------------- reads
     @_serialised
-    def memories(self, user_id: str) -> list[Memory]:
-        """All memories of ``user_id`` in insertion order."""
-        return self.store.memories(_check_user(user_id))
+    def memories(self, user_id: str, include_superseded: bool = False) -> list[Memory]:
+        """The live memories of ``user_id`` in insertion order (with ``include_superseded``,
+        then the versions updates retired, in the order they were retired)."""
+        return self.store.memories(_check_user(user_id), _check_flag(include_superseded, "include_superseded"))
 
     def get(self, memory_id: str, user_id: str | None = None) -> Memory | None:
         return self.store.get(memory_id, user_id)
@@ -397,6 +420,31 @@ class MemoryEngine:
         self.store.apply([Change("DELETE", memory, None, memory.content, when or utcnow())])
         return True
 
+    @_serialised
+    def unsupersede(
+        self, memory_id: str, user_id: str | None = None, at: dt.datetime | None = None
+    ) -> Memory:
+        """Undo an update: the superseded memory ``memory_id`` is live again (searched,
+        a conflict candidate), logged as UNSUPERSEDE at ``at`` (default wall clock). The
+        memory that superseded it stays as it is. Returns the restored memory.
+
+        A one-line ValueError when ``memory_id`` is unknown (or, with ``user_id``,
+        another user's), is not superseded, or holds content a live memory holds.
+        """
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValueError(f"memory_id: expected a non-empty string, got {memory_id!r}")
+        when = _check_time(at, "at")
+        memory = self.store.get(memory_id, None if user_id is None else _check_user(user_id))
+        if memory is None:
+            owner = "" if user_id is None else f" for user {user_id!r}"
+            raise ValueError(f"memory_id: {memory_id!r} not found{owner}")
+        if memory.superseded_at is None:
+            raise ValueError(f"memory_id: {memory_id} is not superseded")
+        stamp = when or utcnow()
+        restored = memory.replace(superseded_at=None, superseded_by=None, updated_at=stamp)
+        self.store.apply([Change("UNSUPERSEDE", restored, None, None, stamp)])
+        return restored
+
     # ------------------------------------------------------------ planning
     def _ymyl(self, fact: Fact) -> tuple[Fact, str | None, bool]:
         """(fact with the YMYL importance floor, category, strong?) when YMYL is on."""
@@ -414,6 +462,25 @@ class MemoryEngine:
         # (user, content, history position) is unique and a rerun gives the same ids.
         seed = f"{user_id}\x00{content}\x00{self.store.history_count + n}"
         return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:20]
+
+    def _retire(self, target: Memory, at: dt.datetime, versions: dict[str, tuple[int, dt.datetime, dt.datetime]],
+                replaced_by: str) -> Memory:
+        """The version of ``target`` an UPDATE at ``at`` replaces, as a superseded memory.
+
+        Its validity starts when that content was written: the last UPDATE of
+        ``target`` (staged in this add, or in its history), else its creation.
+        ``versions`` holds this add's staged updates: (count, clock, wall) per memory."""
+        staged = versions.get(target.id)
+        if staged is not None:
+            pending, start, wall = staged
+        else:
+            pending, start, wall = 0, target.created_at, target.inserted_at
+            for entry in reversed(self.store.history(target.id)):
+                if entry.action == "UPDATE":
+                    start, wall = entry.at, entry.logged_at
+                    break
+        return target.replace(id=self.store.version_id(target.id, pending), created_at=start, inserted_at=wall,
+                              superseded_at=at, superseded_by=replaced_by)
 
     def _plan(
         self, raw_facts: Sequence[Fact], user_id: str, at: dt.datetime | None
@@ -505,6 +572,8 @@ class MemoryEngine:
         """The changes the resolver's ``actions`` make (``result`` records them)."""
         stamp, wall = times
         changes: list[Change] = []
+        logged = 0  # changes that count in history_count (new ids key on it; SUPERSEDE does not)
+        versions: dict[str, tuple[int, dt.datetime, dt.datetime]] = {}  # staged updates per memory
         staged: dict[str, Memory | None] = {}
         staged_hashes: set[str] = set()
         valid_targets: set[str] | None = None  # built at the first action that names a target
@@ -534,8 +603,9 @@ class MemoryEngine:
                 dup = self.store.find_hash(user_id, chash)
                 result.actions.append(Action("NONE", i, dup.id if dup else None))
                 continue
+            logged += 1
             if kind == "ADD":
-                memory = Memory(self._new_id(user_id, fact.content, len(changes)), user_id, fact.content,
+                memory = Memory(self._new_id(user_id, fact.content, logged - 1), user_id, fact.content,
                                 fact.importance, stamp, wall, stamp, categories[i], fact.slot, chash)
                 changes.append(Change("ADD", memory, vectors[i], None, stamp))
                 staged[memory.id] = memory
@@ -552,6 +622,12 @@ class MemoryEngine:
                     ymyl_category=categories[i],
                     slot=fact.slot if fact.slot is not None else target.slot,
                 )  # created_at and inserted_at are kept, as widemem keeps created_at
+                # The old version is kept, superseded (issue 26): the live memory keeps the
+                # id and row, as widemem's UPDATE keeps the id, so searches see the same list.
+                old = self._retire(target, stamp, versions, memory.id)
+                versions[memory.id] = (versions.get(memory.id, (0, stamp, wall))[0] + 1, stamp, wall)
+                changes.append(Change("SUPERSEDE", old, None, None, stamp))
+                result.superseded.append(old)
                 changes.append(Change("UPDATE", memory, vectors[i], target.content, stamp))
                 staged[memory.id] = memory
                 staged_hashes.add(chash)
@@ -581,17 +657,22 @@ class MemoryEngine:
         mode: RetrievalMode | str | None = None,
         now: dt.datetime | None = None,
         top_k: int | None = None,
+        include_superseded: bool = False,
     ) -> SearchResult:
         """widemem's ranked search over ``user_id``'s memories (see the module docstring).
 
         ``mode`` None means ``config.default_mode`` ("balanced"). ``now`` is the
         clock recency is measured against (default: wall clock). Never filters
         by confidence: the ranked list comes back with the verdict.
+        ``include_superseded`` ranks the versions updates retired among the live
+        memories (each hit's ``valid_from`` / ``valid_to`` / ``superseded_by`` say
+        which); by default they are left out.
         """
         cfg = self.config
         query = _check_text(query, "query", cfg.max_text_chars)
         user_id = _check_user(user_id)
         when = _check_time(now, "now")
+        past = include_superseded is True or _check_flag(include_superseded, "include_superseded")
         resolved = self._mode(mode, query)
         kind = scoring.classify_query(query)  # once: the weights and the fetch size both read it
         if cfg.adapt_weights:
@@ -604,7 +685,7 @@ class MemoryEngine:
         thresholds = self._thresholds()
 
         qvec = self._encode([query], "query")[0]
-        hits = self.store.hits(user_id, qvec, fetch)
+        hits = self.store.hits(user_id, qvec, fetch, past)
         if hits is None:
             return SearchResult([], self._confidence(query, user_id, [], thresholds), resolved,
                                 weights, thresholds, kind)

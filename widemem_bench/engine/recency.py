@@ -38,19 +38,10 @@ def validate_decay(decay_function: str, decay_rate: float) -> tuple[str, float]:
 
 
 def _scalar(age: float, name: str, rate: float) -> float:
+    # One formula: a scalar is a one-element array (the engine and the batch score arrays).
     if math.isnan(age):
         raise ValueError("age_days must not be NaN")
-    age = max(age, 0.0)
-    if name == "none":
-        return 1.0
-    if name == "exponential":
-        return math.exp(-rate * age)
-    if name == "linear":
-        return max(1.0 - rate * age, 0.0)
-    for bound, factor in STEP_SCHEDULE:
-        if age < bound:
-            return factor
-    return STEP_FLOOR
+    return float(_array(np.array([age], dtype=np.float64), name, rate)[0])
 
 
 def _array(age: np.ndarray, name: str, rate: float) -> np.ndarray:
@@ -60,7 +51,7 @@ def _array(age: np.ndarray, name: str, rate: float) -> np.ndarray:
     if name == "none":
         out = np.ones_like(a)
     elif name == "exponential":
-        out = np.exp(-rate * a)
+        out = decay(a, name, rate)  # the one exponential (the engine's and the batch's call)
     elif name == "linear":
         out = np.maximum(1.0 - rate * a, 0.0)
     else:

@@ -40,6 +40,7 @@ MULTI_HOP_CUES: tuple[str, ...] = (
     "relate to", "in common",
 )
 SHORT_WHAT_MAX_WORDS = 10
+BOOST_N = 5  # widemem's two-pass boost lifts the 5 most similar candidates of a factual query
 
 
 def _normalise_query(query: str) -> str:
@@ -101,19 +102,40 @@ def weights_for(kind: QueryKind, weights: Weights) -> Weights:
     return weights
 
 
-def combine(similarity, importance, recency, weights) -> np.ndarray:
-    """``w_sim * sim + w_imp * clip(importance, 0, 10) / 10 + w_rec * recency``.
+IMPORTANCE_MAX = 10.0  # widemem's importance scale: 0..10, read as a fraction
 
-    Inputs broadcast against each other; the result is float64. The sum runs
-    left to right as in widemem, so a scalar result equals widemem's float.
+
+def importance01(importance) -> np.ndarray:
+    """``clip(importance, 0, 10) / 10`` as float64 (any shape): the importance term."""
+    return np.clip(np.asarray(importance, dtype=np.float64), 0.0, IMPORTANCE_MAX) / IMPORTANCE_MAX
+
+
+def boost_add(final, top_final, boost):
+    """A boosted candidate's score: ``final + top_final * boost`` (widemem's two-pass add)."""
+    return final + top_final * float(boost)
+
+
+def combine(similarity, importance, recency, weights, *, scaled: bool = False):
+    """``w_sim * sim + w_imp * clip(importance, 0, 10) / 10 + w_rec * recency``: THE
+    weighted sum of every score in the package (engine search, batched scorer, sweeps).
+
+    Inputs broadcast against each other; the result is float64. The sum runs left to
+    right as in widemem, so a scalar result equals widemem's float. ``scaled``: the
+    importance is already ``importance01`` and the inputs float64 (the engine's hits,
+    the batch's matrices); the weights may then be arrays that broadcast (the batch's
+    (Q, 1) weight columns).
     """
-    w = tuple(float(x) for x in weights)
-    if len(w) != 3:
-        raise ValueError(f"weights must have 3 entries (similarity, importance, recency), got {len(w)}")
-    sim = np.asarray(similarity, dtype=np.float64)
-    imp = np.clip(np.asarray(importance, dtype=np.float64), 0.0, 10.0) / 10.0
-    rec = np.asarray(recency, dtype=np.float64)
-    return w[0] * sim + w[1] * imp + w[2] * rec
+    if len(weights) != 3:
+        raise ValueError(f"weights must have 3 entries (similarity, importance, recency), got {len(weights)}")
+    if scaled:
+        w_sim, w_imp, w_rec = weights
+        imp = importance
+    else:
+        w_sim, w_imp, w_rec = (float(x) for x in weights)
+        similarity = np.asarray(similarity, dtype=np.float64)
+        imp = importance01(importance)
+        recency = np.asarray(recency, dtype=np.float64)
+    return w_sim * similarity + w_imp * imp + w_rec * recency
 
 
 def _topic_items(topic_weights) -> Iterable[tuple[str, float]]:
@@ -173,7 +195,7 @@ def rank_desc(scores, prior=None) -> np.ndarray:
 
 
 def two_pass_boost(
-    final: np.ndarray, similarity: np.ndarray, boost: float, n: int = 5
+    final: np.ndarray, similarity: np.ndarray, boost: float, n: int = BOOST_N
 ) -> np.ndarray:
     """widemem's two-pass similarity boost, on a copy of ``final``.
 
@@ -201,10 +223,7 @@ def two_pass_boost(
     if one_d and np.isfinite(f).all() and np.isfinite(s).all():
         # One query without absent entries (every engine search): the general path below
         # gives the same result; this one skips its masks (the engine's hottest call).
-        if f.size >= n:
-            top = np.lexsort((-f, -s))[:n]  # similarity desc, then final desc, then index
-            f[top] = f[top] + f.max() * float(boost)
-        return f
+        return _boost_finite(f, s, boost, n)
     f2 = f[None, :] if one_d else f
     s2 = s[None, :] if one_d else s
     if f2.shape[1] == 0:
@@ -218,11 +237,18 @@ def two_pass_boost(
         key_s = np.where(absent, np.inf, -s2)
         order = np.lexsort((idx, key_f, key_s), axis=-1)[:, :n]
         top_final = np.max(np.where(absent, -np.inf, f2), axis=1)
-        add = top_final * float(boost)
         r = np.nonzero(rows)[0]
         cols = order[r]
-        f2[r[:, None], cols] = f2[r[:, None], cols] + add[r][:, None]
+        f2[r[:, None], cols] = boost_add(f2[r[:, None], cols], top_final[r][:, None], boost)
     return f2[0] if one_d else f2
+
+
+def _boost_finite(f: np.ndarray, s: np.ndarray, boost: float, n: int) -> np.ndarray:
+    """``two_pass_boost`` in place on one query's finite scores ``f`` (a copy the caller owns)."""
+    if f.size >= n:
+        top = np.lexsort((-f, -s))[:n]  # similarity desc, then final desc, then index
+        f[top] = boost_add(f[top], f.max(), boost)
+    return f
 
 
 def score_and_rank(
@@ -234,7 +260,7 @@ def score_and_rank(
     multiplier=None,
     similarity_first: bool = False,
     boost: float = 0.15,
-    n: int = 5,
+    n: int = BOOST_N,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One pass of widemem's ``score_and_rank`` over arrays.
 
@@ -262,7 +288,7 @@ def rank_hits(
     weights: Weights,
     multiplier: np.ndarray | None = None,
     boost: float | None = None,
-    n: int = 5,
+    n: int = BOOST_N,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``score_and_rank`` for one query's hits, as the engine's search calls it.
 
@@ -272,7 +298,7 @@ def rank_hits(
     entry is not finite); it only skips the argument checks and broadcasting,
     which cost more than the scoring itself on a user's few hits.
     """
-    final = weights[0] * similarity + weights[1] * importance01 + weights[2] * recency
+    final = combine(similarity, importance01, recency, weights, scaled=True)
     if multiplier is not None:
         final = final * multiplier
     # Any NaN / inf among the inputs makes the sum non-finite: the general path
@@ -284,8 +310,5 @@ def rank_hits(
         return boosted, rank_desc(boosted, prior=final)
     if boost is None:
         return final, np.argsort(-final, kind="stable")
-    boosted = final.copy()
-    if final.size >= n:
-        top = np.lexsort((-final, -similarity))[:n]  # similarity desc, then final desc, then index
-        boosted[top] = final[top] + final.max() * float(boost)
-    return boosted, np.lexsort((-final, -boosted))
+    after = _boost_finite(final.copy(), similarity, boost, n)
+    return after, np.lexsort((-final, -after))

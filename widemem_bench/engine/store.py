@@ -12,10 +12,16 @@ What a SQLite store promises (issue 17): one writer per store, enforced by a loc
 beside the store (``<store>.lock``; a second engine or process gets a one-line error
 naming the holder's pid and host); and verified reads: every open runs SQLite's
 ``integrity_check``, every memory and history row carries a sha256 over all of its
-fields (id, user, content, importance, times, category, slot and vector), and every
+fields (id, user, content, importance, times, category, slot, vector and supersession), and every
 vector is checked for length, finiteness and unit norm, so a damaged row is either a
 one-line error naming the store and the row or (``on_damage="quarantine"``) set aside
 and listed in ``MemoryStore.damaged``; it never reaches a search.
+
+Superseded memories (issue 26): the engine's UPDATE keeps the version it replaces as
+a row of its own (``Memory.superseded_at`` / ``superseded_by`` set, change kind
+SUPERSEDE), so a wrong update can be undone (UNSUPERSEDE). Superseded rows sit in a
+per-user index of their own: the nearest-neighbour reads (and so the engine's
+candidates and default search) see only live memories unless asked for both.
 
 The in-memory views are guarded by a re-entrant lock, so one store may be shared by
 threads (the engine adds its own lock around each add / search).
@@ -46,6 +52,8 @@ from typing import Literal
 
 import numpy as np
 
+from widemem_bench.engine import scoring
+
 try:  # POSIX; elsewhere the single-writer rule is not enforced (documented)
     import fcntl
 except ImportError:  # pragma: no cover
@@ -55,8 +63,11 @@ log = logging.getLogger(__name__)
 
 # 2: per-row checksums (issue 17). A version-1 store is migrated on open: its rows are
 # checksummed as found, after SQLite's integrity check passed.
-SCHEMA_VERSION = 2
-MIGRATABLE_VERSIONS = ("1",)
+# 3: superseded_at / superseded_by columns (issue 26). A live row hashes as in schema 2
+# (see ``memory_checksum``), so a version-2 store migrates by adding the two columns and
+# keeps every checksum it had, still verified on each open.
+SCHEMA_VERSION = 3
+MIGRATABLE_VERSIONS = ("1", "2")
 # A stored vector is a unit vector (or all-zero: tfidf's "no known term"); float32
 # normalisation is off by ~1e-7, so anything past this was not written by an embedder.
 NORM_TOLERANCE = 1e-3
@@ -67,7 +78,10 @@ STORE_KIND = "widemem_bench.memory_store"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 Action = Literal["ADD", "UPDATE", "DELETE", "PIN", "NONE"]
-LOGGED_ACTIONS = ("ADD", "UPDATE", "DELETE", "PIN")
+LOGGED_ACTIONS = ("ADD", "UPDATE", "DELETE", "PIN", "SUPERSEDE", "UNSUPERSEDE")
+# Logged beside the UPDATE that retires a version, so not counted in ``history_count``
+# (which seeds new ids): keeping versions leaves every id an add makes unchanged.
+UNCOUNTED_ACTIONS = frozenset({"SUPERSEDE"})
 
 
 def content_hash(content: str) -> str:
@@ -104,6 +118,11 @@ class Memory:
     to ``add``; kept across UPDATE). ``inserted_at`` is the wall-clock insert
     time, which is what widemem ages memories from (``age_from="insert"``).
     Importance is 0-10.
+
+    A superseded memory (an old version an UPDATE replaced, kept so it can be
+    restored) has ``superseded_at`` (experiment clock of the update) and
+    ``superseded_by`` (the id of the memory that holds the new content); its
+    validity interval is [``valid_from``, ``valid_to``) = [created_at, superseded_at).
     """
 
     id: str
@@ -116,9 +135,24 @@ class Memory:
     ymyl_category: str | None = None
     slot: tuple[str, str] | None = None
     content_hash: str = ""
+    superseded_at: dt.datetime | None = None
+    superseded_by: str | None = None
 
     def replace(self, **changes: object) -> Memory:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def superseded(self) -> bool:
+        return self.superseded_at is not None
+
+    @property
+    def valid_from(self) -> dt.datetime:
+        return self.created_at
+
+    @property
+    def valid_to(self) -> dt.datetime | None:
+        """When an update retired this version (None: still live)."""
+        return self.superseded_at
 
 
 @dataclass(frozen=True)
@@ -140,10 +174,16 @@ class Change:
 
     kind ADD inserts ``memory`` with ``vector``; UPDATE / PIN replace the stored
     row of ``memory.id`` (vector optional: None keeps the stored one); DELETE
-    removes ``memory.id``. Each change is logged in history with ``old_content``.
+    removes ``memory.id``. SUPERSEDE inserts ``memory``, an old version with
+    ``superseded_at`` / ``superseded_by`` set (vector None: the current vector of
+    ``superseded_by`` at that point of the batch, so it goes before that memory's
+    UPDATE); UNSUPERSEDE puts a superseded memory back among the live ones (``memory``
+    with both fields None; its row moves to the end, as a new insert would).
+    Each change is logged in history with ``old_content`` (SUPERSEDE: the retired
+    content, with the content that replaced it as ``new_content``).
     """
 
-    kind: Literal["ADD", "UPDATE", "DELETE", "PIN"]
+    kind: Literal["ADD", "UPDATE", "DELETE", "PIN", "SUPERSEDE", "UNSUPERSEDE"]
     memory: Memory
     vector: np.ndarray | None = None
     old_content: str | None = None
@@ -173,6 +213,10 @@ def _text(v: object) -> str:
 
 def _opt_text(v: object) -> str | None:
     return None if v is None else _text(v)
+
+
+def _opt_time(v: object) -> dt.datetime | None:
+    return None if v is None else _time(v)
 
 
 def _time(v: object) -> dt.datetime:
@@ -205,10 +249,7 @@ def epoch_us(t: dt.datetime) -> float | None:
 def importance01(importance: float) -> float:
     """``np.clip(importance, 0, 10) / 10``, the importance term of a score, as one float
     (in range it is the plain division numpy does; anything else goes through numpy)."""
-    v = float(importance)
-    if 0.0 <= v <= 10.0:
-        return v / 10.0
-    return float(np.clip(np.float64(v), 0.0, 10.0) / 10.0)
+    return float(scoring.importance01(float(importance)))  # the one formula
 
 
 class Hits:
@@ -330,7 +371,9 @@ CREATE TABLE memories (
     slot_subject TEXT,
     slot_attribute TEXT,
     vector BLOB NOT NULL,
-    checksum TEXT NOT NULL
+    checksum TEXT NOT NULL,
+    superseded_at TEXT,
+    superseded_by TEXT
 );
 CREATE INDEX memories_user ON memories (user_id, content_hash);
 CREATE TABLE history (
@@ -349,7 +392,7 @@ CREATE INDEX history_memory ON history (memory_id);
 
 _MEMORY_COLUMNS = (
     "id, user_id, content, content_hash, importance, created_at, inserted_at, "
-    "updated_at, ymyl_category, slot_subject, slot_attribute, vector"
+    "updated_at, ymyl_category, slot_subject, slot_attribute, vector, superseded_at, superseded_by"
 )
 _HISTORY_COLUMNS = "memory_id, user_id, action, old_content, new_content, at, logged_at"
 
@@ -382,6 +425,16 @@ def row_checksum(values: Sequence[object]) -> str:
         else:
             raise TypeError(f"row_checksum: unsupported field type {type(v).__name__}")
     return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def memory_checksum(values: Sequence[object]) -> str:
+    """``row_checksum`` of a memories row (``_MEMORY_COLUMNS`` order). A live row (both
+    superseded fields NULL) hashes its first twelve fields, as schema 2 did; a superseded
+    row hashes all fourteen. Both ways every field is covered: NULLing the pair of a
+    superseded row, or setting it on a live one, changes what is hashed."""
+    if values[-2] is None and values[-1] is None:
+        return row_checksum(values[:-2])
+    return row_checksum(values)
 
 
 def check_stored_vector(vector: np.ndarray, dim: int | None) -> str | None:
@@ -538,8 +591,9 @@ class MemoryStore:
         self._rebind = False  # the migration rewrites a legacy binding to ``embedder``
         self.damaged: list[str] = []  # one line per quarantined row
         self._quarantined: set[str] = set()
-        self._memories: dict[str, Memory] = {}
-        self._users: dict[str, _UserIndex] = {}
+        self._memories: dict[str, Memory] = {}  # live and superseded
+        self._users: dict[str, _UserIndex] = {}  # live memories: what searches read
+        self._past: dict[str, _UserIndex] = {}  # superseded memories, per user
         self._hashes: dict[tuple[str, str], str] = {}
         self._history: dict[str, list[HistoryEntry]] = {}
         self._history_count = 0
@@ -578,7 +632,7 @@ class MemoryStore:
                 # (another embedder) must leave a schema-1 file as it found it.
                 self._bind(conn, path, version)
                 if version != str(SCHEMA_VERSION):
-                    self._migrate(conn, path)
+                    self._migrate(conn, path, version)
                 # WAL + synchronous=NORMAL: every transaction is still atomic (a crash
                 # leaves it all or nothing), but a commit costs no fsync; only a power
                 # loss can drop the last few committed writes. 25 ms -> <1 ms per add.
@@ -687,23 +741,32 @@ class MemoryStore:
             )
         return str(version)
 
-    def _migrate(self, conn: sqlite3.Connection, path: Path) -> None:
-        """Schema 1 -> 2 in one transaction: add and fill the per-row checksums."""
+    def _migrate(self, conn: sqlite3.Connection, path: Path, version: str) -> None:
+        """Schema 1 -> 2 (add and fill the per-row checksums) and 2 -> 3 (add the
+        superseded columns), in one transaction. A schema-2 row keeps its checksum:
+        ``memory_checksum`` of a live row is the schema-2 hash, verified by ``_load``."""
         conn.execute("BEGIN IMMEDIATE")
         conn.text_factory = bytes  # checksums over the stored bytes, as _load reads them
+        mems: list[tuple[object, ...]] = []
         try:
-            for table in ("memories", "history"):
-                conn.execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT NOT NULL DEFAULT ''")
-            mems = conn.execute(f"SELECT seq, {_MEMORY_COLUMNS} FROM memories").fetchall()
-            conn.executemany(
-                "UPDATE memories SET checksum = ? WHERE seq = ?",
-                [(row_checksum(r[1:]), r[0]) for r in mems],
-            )
-            hist = conn.execute(f"SELECT seq, {_HISTORY_COLUMNS} FROM history").fetchall()
-            conn.executemany(
-                "UPDATE history SET checksum = ? WHERE seq = ?",
-                [(row_checksum(r[1:]), r[0]) for r in hist],
-            )
+            if version == "1":
+                for table in ("memories", "history"):
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT NOT NULL DEFAULT ''")
+            have = {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
+            for column in ("superseded_at", "superseded_by"):
+                if column.encode() not in have and column not in have:  # a hand-made old file may have them
+                    conn.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
+            if version == "1":
+                mems = conn.execute(f"SELECT seq, {_MEMORY_COLUMNS} FROM memories").fetchall()
+                conn.executemany(
+                    "UPDATE memories SET checksum = ? WHERE seq = ?",
+                    [(memory_checksum(r[1:]), r[0]) for r in mems],
+                )
+                hist = conn.execute(f"SELECT seq, {_HISTORY_COLUMNS} FROM history").fetchall()
+                conn.executemany(
+                    "UPDATE history SET checksum = ? WHERE seq = ?",
+                    [(row_checksum(r[1:]), r[0]) for r in hist],
+                )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             if self._rebind:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", (self.embedder,))
@@ -713,8 +776,8 @@ class MemoryStore:
             raise
         finally:
             conn.text_factory = str
-        log.info("memory store %s: migrated schema 1 -> %d (%d memories checksummed)",
-                 path, SCHEMA_VERSION, len(mems))
+        log.info("memory store %s: migrated schema %s -> %d (%d memories checksummed)",
+                 path, version, SCHEMA_VERSION, len(mems))
 
     def _bind(self, conn: sqlite3.Connection, path: Path, version: str) -> None:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
@@ -788,13 +851,13 @@ class MemoryStore:
             self._put(memory, vector)
         for row in history:
             seq, values, stored = row[0], row[1:-1], row[-1]
-            self._history_count += 1  # damaged or not: new ids key on this count
             try:
                 entry = self._entry_from_row(values, stored)
             except _BadRow as exc:
+                self._history_count += 1  # damaged or not: new ids key on this count (never lower)
                 self._damaged(path, "history", seq, values[0], str(exc))
                 continue
-            self._history.setdefault(entry.memory_id, []).append(entry)
+            self._log(entry)
 
     def _damaged(self, path: Path, table: str, seq: object, raw_id: object, why: str) -> None:
         mid = raw_id.decode("utf-8", "replace") if isinstance(raw_id, bytes) else repr(raw_id)
@@ -810,9 +873,10 @@ class MemoryStore:
             self._quarantined.add(mid)
 
     def _memory_from_row(self, values: Sequence[object], stored: object) -> tuple[Memory, np.ndarray]:
-        if _text(stored) != row_checksum(values):
+        if _text(stored) != memory_checksum(values):
             raise _BadRow("fails its checksum")
-        (mid, uid, content, chash, imp, created, inserted, updated, ymyl, s_sub, s_att, blob) = values
+        (mid, uid, content, chash, imp, created, inserted, updated, ymyl, s_sub, s_att, blob,
+         s_at, s_by) = values
         if not isinstance(blob, bytes) or len(blob) % 4:
             raise _BadRow("vector is not a float32 array")
         vector = np.frombuffer(blob, dtype=np.float32).copy()
@@ -834,7 +898,11 @@ class MemoryStore:
             ymyl_category=_opt_text(ymyl),
             slot=(slot_sub, slot_att) if slot_sub is not None and slot_att is not None else None,
             content_hash=_text(chash),
+            superseded_at=_opt_time(s_at),
+            superseded_by=_opt_text(s_by),
         )
+        if (memory.superseded_at is None) != (memory.superseded_by is None):
+            raise _BadRow("has only one of superseded_at / superseded_by")
         return memory, vector
 
     @staticmethod
@@ -854,14 +922,37 @@ class MemoryStore:
         return memory
 
     def vector(self, memory_id: str, user_id: str) -> np.ndarray | None:
-        index = self._users.get(user_id)
-        return None if index is None else index.vectors.get(memory_id)
+        for users in (self._users, self._past):
+            index = users.get(user_id)
+            if index is not None and memory_id in index.vectors:
+                return index.vectors[memory_id]
+        return None
 
-    def memories(self, user_id: str) -> list[Memory]:
-        """All memories of one user, in insertion order."""
+    def memories(self, user_id: str, include_superseded: bool = False) -> list[Memory]:
+        """The live memories of one user, in insertion order; with ``include_superseded``,
+        then the superseded ones, in the order they were retired."""
         with self._lock:
-            index = self._users.get(user_id)
-            return [] if index is None else [self._memories[i] for i in index.vectors]
+            indexes = (self._users, self._past) if include_superseded else (self._users,)
+            return [self._memories[i] for users in indexes if user_id in users for i in users[user_id].vectors]
+
+    def superseded_versions(self, memory_id: str) -> list[Memory]:
+        """The superseded memories that ``memory_id`` replaced, oldest first."""
+        with self._lock:
+            mem = self._memories.get(memory_id)
+            past = None if mem is None else self._past.get(mem.user_id)
+            if past is None:
+                return []
+            return [m for m in (self._memories[i] for i in past.vectors) if m.superseded_by == memory_id]
+
+    def version_id(self, memory_id: str, pending: int = 0) -> str:
+        """A new id for the version of ``memory_id`` that its next UPDATE retires:
+        ``<id>~<n>``, n = that update's number in its history (``pending`` updates of the
+        same memory staged before it), stepping past any id already taken."""
+        with self._lock:
+            n = sum(e.action == "UPDATE" for e in self._history.get(memory_id, ())) + 1 + pending
+            while f"{memory_id}~{n}" in self._memories or f"{memory_id}~{n}" in self._quarantined:
+                n += 1
+            return f"{memory_id}~{n}"
 
     def users(self) -> list[str]:
         with self._lock:
@@ -872,39 +963,60 @@ class MemoryStore:
         return None if mid is None else self._memories.get(mid)
 
     def __len__(self) -> int:
+        """Memories stored, live and superseded."""
         return len(self._memories)
 
-    def search(self, user_id: str, query: np.ndarray, k: int) -> list[tuple[Memory, float]]:
-        """The ``k`` nearest memories of ``user_id`` by cosine, nearest first.
+    def search(
+        self, user_id: str, query: np.ndarray, k: int, include_superseded: bool = False
+    ) -> list[tuple[Memory, float]]:
+        """The ``k`` nearest live memories of ``user_id`` by cosine, nearest first (with
+        ``include_superseded``, superseded ones too).
 
         Ties keep insertion order (stable sort), so results are deterministic.
         """
-        memories, sims = self.nearest(user_id, query, k)
+        memories, sims = self.nearest(user_id, query, k, include_superseded)
         return list(zip(memories, sims.tolist(), strict=True))
 
-    def nearest(self, user_id: str, query: np.ndarray, k: int) -> tuple[list[Memory], np.ndarray]:
+    def nearest(
+        self, user_id: str, query: np.ndarray, k: int, include_superseded: bool = False
+    ) -> tuple[list[Memory], np.ndarray]:
         """``search`` as (memories, float64 cosines): without one tuple and one numpy
         scalar per hit (the same values: float32 cosines widened)."""
         with self._lock:
-            found = self._nearest(user_id, query, k)
+            if include_superseded:
+                hits = self.hits(user_id, query, k, True)
+                return ([], np.zeros(0, dtype=np.float64)) if hits is None else (hits.memories, hits.sims)
+            found = self._nearest(self._users, user_id, query, k)
             if found is None:
                 return [], np.zeros(0, dtype=np.float64)
             _, memories, sims, _ = found
             return memories, sims
 
-    def hits(self, user_id: str, query: np.ndarray, k: int) -> Hits | None:
-        """``nearest`` with the columns the engine's search scores by; None when none."""
+    def hits(self, user_id: str, query: np.ndarray, k: int, include_superseded: bool = False) -> Hits | None:
+        """``nearest`` with the columns the engine's search scores by; None when none.
+
+        With ``include_superseded`` the live and the superseded memories are ranked
+        together; a tie puts the live one first."""
         with self._lock:
-            found = self._nearest(user_id, query, k)
-            if found is None:
-                return None
-            index, memories, sims, order = found
-            return Hits(memories, sims, index.gather(order), not index.odd)
+            found = self._nearest(self._users, user_id, query, k)
+            past = self._nearest(self._past, user_id, query, k) if include_superseded else None
+            if past is None:
+                if found is None:
+                    return None
+                index, memories, sims, order = found
+                return Hits(memories, sims, index.gather(order), not index.odd)
+            parts = [f for f in (found, past) if f is not None]
+            memories = [m for f in parts for m in f[1]]
+            sims = np.concatenate([f[2] for f in parts])
+            cols = np.concatenate([f[0].gather(f[3]) for f in parts], axis=1)
+            keep = (-sims).argsort(kind="stable")[:k]
+            exact = not any(f[0].odd for f in parts)
+            return Hits([memories[i] for i in keep.tolist()], sims[keep], cols[:, keep], exact)
 
     def _nearest(
-        self, user_id: str, query: np.ndarray, k: int
+        self, users: dict[str, _UserIndex], user_id: str, query: np.ndarray, k: int
     ) -> tuple[_UserIndex, list[Memory], np.ndarray, np.ndarray] | None:
-        index = self._users.get(user_id)
+        index = users.get(user_id)
         if k <= 0 or index is None or not index.vectors:
             return None
         ids, matrix = index.matrix(self.dim or query.shape[0])
@@ -921,12 +1033,14 @@ class MemoryStore:
 
     @property
     def history_count(self) -> int:
-        """Entries ever logged; never shrinks (deletes are logged too)."""
+        """Entries ever logged, less the SUPERSEDE entries that ride with an UPDATE; never
+        shrinks (deletes are logged too). New ids are seeded by it."""
         return self._history_count
 
     def _log(self, entry: HistoryEntry) -> None:
         self._history.setdefault(entry.memory_id, []).append(entry)
-        self._history_count += 1
+        if entry.action not in UNCOUNTED_ACTIONS:
+            self._history_count += 1
 
     # ---------------------------------------------------------------- writes
     def _check_vector(self, vector: np.ndarray | None) -> np.ndarray | None:
@@ -951,18 +1065,22 @@ class MemoryStore:
 
     def _put(self, memory: Memory, vector: np.ndarray) -> None:
         old = self._memories.get(memory.id)
-        if old is not None:
+        if old is not None and old.superseded_at is None:
             self._hashes.pop((old.user_id, old.content_hash), None)
+        if old is not None and (old.superseded_at is None) != (memory.superseded_at is None):
+            self._drop(old)  # moves between the live and the superseded index: appended there
         self._memories[memory.id] = memory
-        index = self._users.get(memory.user_id)
+        users = self._users if memory.superseded_at is None else self._past
+        index = users.get(memory.user_id)
         if index is None:
-            index = self._users[memory.user_id] = _UserIndex()
+            index = users[memory.user_id] = _UserIndex()
         index.put(memory, vector)
-        self._hashes[(memory.user_id, memory.content_hash)] = memory.id
+        if memory.superseded_at is None:  # dedup sees live content only, as widemem does
+            self._hashes[(memory.user_id, memory.content_hash)] = memory.id
 
     def _drop(self, memory: Memory) -> None:
         self._memories.pop(memory.id, None)
-        index = self._users.get(memory.user_id)
+        index = (self._users if memory.superseded_at is None else self._past).get(memory.user_id)
         if index is not None:
             index.drop(memory.id)
         if self._hashes.get((memory.user_id, memory.content_hash)) == memory.id:
@@ -995,20 +1113,29 @@ class MemoryStore:
         staged: dict[str, Memory | None] = {}
         vectors: dict[str, np.ndarray] = {}
         entries: list[HistoryEntry] = []
+        moved: set[str] = set()  # un-superseded: the row goes to the end, as a new insert
+        retiring: dict[str, int] = {}  # memory id -> its SUPERSEDE entry, awaiting the UPDATE
         now = utcnow()
         for ch in changes:
             mem = ch.memory
             current = staged[mem.id] if mem.id in staged else self._memories.get(mem.id)
-            if ch.kind == "ADD":
+            new_content: str | None = None if ch.kind == "DELETE" else mem.content
+            if ch.kind in ("ADD", "SUPERSEDE"):
                 if current is not None or mem.id in self._quarantined:
                     raise ValueError(f"memory_id: {mem.id} already exists")
                 vec = self._check_vector(ch.vector)
+                if ch.kind == "SUPERSEDE":
+                    vec, new_content = self._retired_vector(mem, vec, staged, vectors), None
+                    retiring[str(mem.superseded_by)] = len(entries)
+                elif mem.superseded_at is not None or mem.superseded_by is not None:
+                    raise ValueError(f"memory_id: {mem.id}: an ADD cannot be superseded (a SUPERSEDE is)")
                 if vec is None:
                     raise ValueError("vector: an ADD needs a vector")
                 vectors[mem.id] = vec
             else:
                 if current is None or current.user_id != mem.user_id:
                     raise ValueError(f"memory_id: {mem.id} not found for user {mem.user_id!r}")
+                self._check_transition(ch.kind, current, mem)
                 vec = self._check_vector(ch.vector)
                 if vec is not None:
                     vectors[mem.id] = vec
@@ -1016,30 +1143,67 @@ class MemoryStore:
                     stored = self.vector(mem.id, mem.user_id)
                     assert stored is not None
                     vectors[mem.id] = stored
+                if ch.kind == "UNSUPERSEDE":
+                    moved.add(mem.id)
+                    new_content = mem.content
+                if ch.kind == "UPDATE" and mem.id in retiring:
+                    i = retiring.pop(mem.id)
+                    entries[i] = dataclasses.replace(entries[i], new_content=mem.content)
             if ch.kind == "DELETE":
                 staged[mem.id] = None
             else:  # a Memory is frozen: one that carries its hash is stored as it is
                 staged[mem.id] = mem if mem.content_hash else mem.replace(content_hash=content_hash(mem.content))
-            entries.append(HistoryEntry(mem.id, mem.user_id, ch.kind, ch.old_content,
-                                        None if ch.kind == "DELETE" else mem.content, ch.at, now))
+            old = mem.content if ch.kind == "SUPERSEDE" else ch.old_content
+            entries.append(HistoryEntry(mem.id, mem.user_id, ch.kind, old, new_content, ch.at, now))
+        if retiring:
+            raise ValueError(f"memory_id: {next(iter(retiring))}: a SUPERSEDE needs an UPDATE of it after it")
         if self._conn is not None:
-            self._write_sqlite(staged, vectors, entries)
+            self._write_sqlite(staged, vectors, entries, moved)
         # Only after the commit succeeded do the in-memory views change.
         for mid, new in staged.items():
-            old = self._memories.get(mid)
+            old_mem = self._memories.get(mid)
             if new is None:
-                if old is not None:
-                    self._drop(old)
+                if old_mem is not None:
+                    self._drop(old_mem)
             else:
                 self._put(new, vectors[mid])
         for entry in entries:
             self._log(entry)
+
+    def _retired_vector(
+        self, mem: Memory, vec: np.ndarray | None, staged: dict[str, Memory | None], vectors: dict[str, np.ndarray]
+    ) -> np.ndarray | None:
+        """A SUPERSEDE's checks; its vector (None given: its live memory's at this point)."""
+        base_id = mem.superseded_by
+        if mem.superseded_at is None or base_id is None:
+            raise ValueError(f"memory_id: {mem.id}: a SUPERSEDE needs superseded_at and superseded_by")
+        base = staged[base_id] if base_id in staged else self._memories.get(base_id)
+        if base is None or base.user_id != mem.user_id or base.superseded_at is not None:
+            raise ValueError(f"superseded_by: {base_id} is no live memory of user {mem.user_id!r}")
+        if vec is None:
+            vec = vectors[base_id] if base_id in vectors else self.vector(base_id, mem.user_id)
+        return vec
+
+    def _check_transition(self, kind: str, current: Memory, mem: Memory) -> None:
+        """UPDATE / PIN touch live memories only; UNSUPERSEDE revives a superseded one
+        whose content no live memory holds (identical content is never stored twice)."""
+        if kind == "UNSUPERSEDE":
+            if current.superseded_at is None:
+                raise ValueError(f"memory_id: {mem.id} is not superseded")
+            if mem.superseded_at is not None or mem.superseded_by is not None:
+                raise ValueError(f"memory_id: {mem.id}: an UNSUPERSEDE clears superseded_at and superseded_by")
+            live = self._hashes.get((mem.user_id, mem.content_hash or content_hash(mem.content)))
+            if live is not None:
+                raise ValueError(f"memory_id: {mem.id} holds the same content as live memory {live}")
+        elif kind in ("UPDATE", "PIN") and (current.superseded_at is not None or mem.superseded_at is not None):
+            raise ValueError(f"memory_id: {mem.id} is superseded; unsupersede it before an {kind}")
 
     def _write_sqlite(
         self,
         staged: dict[str, Memory | None],
         vectors: dict[str, np.ndarray],
         entries: list[HistoryEntry],
+        moved: set[str],
     ) -> None:
         conn = self._conn
         assert conn is not None
@@ -1063,20 +1227,27 @@ class MemoryStore:
                     slot[0],
                     slot[1],
                     vectors[mid].astype(np.float32).tobytes(),
+                    None if new.superseded_at is None else _iso(new.superseded_at),
+                    new.superseded_by,
                 )
-                checksum = row_checksum((mid, *values))
-                if mid in self._memories:
+                checksum = memory_checksum((mid, *values))
+                if mid in moved:
+                    # Back among the live memories at the end, where the in-memory index put
+                    # it: a new row (a new seq), so the order survives a reopen.
+                    conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
+                if mid in self._memories and mid not in moved:
                     # UPDATE in place keeps the row's seq, so insertion order survives a reopen.
                     conn.execute(
                         "UPDATE memories SET user_id=?, content=?, content_hash=?, importance=?, "
                         "created_at=?, inserted_at=?, updated_at=?, ymyl_category=?, "
-                        "slot_subject=?, slot_attribute=?, vector=?, checksum=? WHERE id=?",
+                        "slot_subject=?, slot_attribute=?, vector=?, superseded_at=?, superseded_by=?, "
+                        "checksum=? WHERE id=?",
                         (*values, checksum, mid),
                     )
                 else:
                     conn.execute(
                         f"INSERT INTO memories ({_MEMORY_COLUMNS}, checksum) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (mid, *values, checksum),
                     )
             rows = [

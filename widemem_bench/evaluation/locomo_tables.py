@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench.calibration.ltt import assign_bands
 from widemem_bench.external.locomo import CATEGORY_NAMES
 from widemem_bench.metrics.abstention import adversarial_share_at_recall, heldout_share_at_recall
 from widemem_bench.metrics.rates import auroc_ranksum, cluster_percentile_ci
@@ -91,11 +92,7 @@ def retrieval_table(per_query: pd.DataFrame, hit_k: Sequence[int]) -> pd.DataFra
 
 def band_codes_for(scores: np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
     high, moderate, low = (float(t) for t in thresholds)
-    out = np.zeros(len(scores), dtype=np.int8)
-    out[scores >= low] = 1
-    out[scores >= moderate] = 2
-    out[scores >= high] = 3
-    return out
+    return assign_bands(scores, (high, moderate, low))
 
 
 def band_table(per_query: pd.DataFrame, bands: np.ndarray, setting: str, score: str) -> pd.DataFrame:

@@ -11,7 +11,7 @@ descending, ties by insertion), and records importance, age and the gold mask.
 `score` then applies one weight / decay / threshold setting to all questions with
 numpy only: per-query weights from `engine.scoring.adapt_weights` (called once per
 query class, since widemem's adaptation depends only on the class), recency from
-`engine.recency.compute_recency` over the age matrix, the weighted sum, the two-pass
+`engine.recency.decay` over the age matrix, the weighted sum, the two-pass
 boost on factual rows, widemem's ordering (final descending, then pre-boost final,
 then candidate position), the band of the top result's raw cosine
 (`engine.confidence.band_codes`) and the rank of the first gold memory.
@@ -32,10 +32,10 @@ import pandas as pd
 from widemem_bench.engine import scoring
 from widemem_bench.engine.confidence import band_codes
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
-from widemem_bench.engine.recency import compute_recency
+from widemem_bench.engine.recency import decay, validate_decay
 
 CLASSES = ("temporal", "factual", "other")
-BOOST_N = 5  # widemem boosts the 5 most similar candidates of a factual query
+BOOST_N = scoring.BOOST_N  # the engine's: widemem boosts the 5 most similar candidates
 SECONDS_PER_DAY = 86400.0
 
 
@@ -134,7 +134,7 @@ def prepare(
                False: fetch_k(mode, "x", similarity_first=False)}
     m_user = mems["user_id"].to_numpy()
     m_at = mems["at"].to_numpy(dtype="datetime64[us]")
-    m_imp = np.clip(mems["importance"].to_numpy(dtype=np.float64), 0.0, 10.0) / 10.0
+    m_imp = scoring.importance01(mems["importance"].to_numpy(dtype=np.float64))
     lists: dict[Any, list[int]] = {}
     for i, u in enumerate(m_user):
         lists.setdefault(u, []).append(i)
@@ -230,7 +230,7 @@ def query_weights(prep: Prepared, weights: Sequence[float]) -> np.ndarray:
     table = np.empty((3, 3), dtype=np.float64)
     for c in range(3):
         if prep.adapt and c in prep.rep_query:
-            table[c] = scoring.adapt_weights(prep.rep_query[c], w)
+            table[c] = scoring.weights_for(CLASSES[c], (w[0], w[1], w[2]))  # type: ignore[arg-type]
         else:
             table[c] = w
     return table[prep.qclass]
@@ -238,7 +238,7 @@ def query_weights(prep: Prepared, weights: Sequence[float]) -> np.ndarray:
 
 def recency_matrix(prep: Prepared, decay_function: str, decay_rate: float) -> np.ndarray:
     """compute_recency over the (Q, C) age matrix (NaN stays NaN). Reusable across weights."""
-    return np.asarray(compute_recency(prep.age, decay_function, decay_rate), dtype=np.float64)
+    return np.asarray(decay(prep.age, *validate_decay(decay_function, decay_rate)), dtype=np.float64)
 
 
 def _first_best(primary: np.ndarray, secondary: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -292,8 +292,8 @@ def score(
     """One setting over all questions; numpy only (see the module docstring)."""
     rec = recency_matrix(prep, decay_function, decay_rate) if recency is None else recency
     w = query_weights(prep, weights)
-    # The weighted sum in `scoring.combine`'s order, with a weight column per row.
-    prior = w[:, 0:1] * prep.sim + w[:, 1:2] * prep.imp10 + w[:, 2:3] * rec
+    # The engine's weighted sum, with a weight column per row.
+    prior = scoring.combine(prep.sim, prep.imp10, rec, (w[:, 0:1], w[:, 1:2], w[:, 2:3]), scaled=True)
     final = prior
     present = prep.mem >= 0
     if two_pass and prep.adapt:
@@ -302,7 +302,7 @@ def score(
             final = prior.copy()
         if fast.any():
             top = np.nanmax(np.where(present[fast], prior[fast], -np.inf), axis=1)
-            final[fast, :BOOST_N] += (top * prep.boost)[:, None]
+            final[fast, :BOOST_N] = scoring.boost_add(final[fast, :BOOST_N], top[:, None], prep.boost)
         if slow.any():
             final[slow] = scoring.two_pass_boost(prior[slow], prep.sim[slow], prep.boost, BOOST_N)
     has = present.any(axis=1)

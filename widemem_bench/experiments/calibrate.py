@@ -37,7 +37,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     from widemem_bench.timelines import check_fittable
 
     # world B is evaluation-only (issue 13): refuse before anything is fitted or written
-    check_fittable(getattr(ctx.timelines(), "world", "a"), "calibration")
+    check_fittable(ctx.timelines(), "calibration")
     p = cfg.get("params") or {}
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)

@@ -239,12 +239,22 @@ def _probe_rates(out: pd.DataFrame, setting: str, n_boot: int, seed: int, emb_na
             metrics.append(metric_row(m, v, (lo, hi), embedder=emb_name, kind=kind, setting=setting,
                                       n=len(sub), **extra))
             summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
-                            "ci_hi": hi, "n": len(sub), "attribute": "all"})
+                            "ci_hi": hi, "n": len(sub), "attribute": "all", "split": "all"})
+        # per user split: the holdout's users are the held-out figure, train / validation development
+        if "split" in sub:
+            for split, g in sub.groupby("split"):
+                for m in ("survival", "stale_outranks", "loss"):
+                    v, lo, hi = rate_ci(g[m], g["user_id"], n_boot=n_boot, seed=seed)
+                    metrics.append(metric_row(m, v, (lo, hi), embedder=emb_name, kind=kind, setting=setting,
+                                              split=str(split), n=len(g), count=int(g[m].sum()), **extra))
+                    summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
+                                    "ci_hi": hi, "n": len(g), "attribute": "all", "split": str(split),
+                                    "count": int(g[m].sum())})
         for attr, g in sub.groupby("attribute"):
             for m in ("survival", "loss"):
                 v, lo, hi = rate_ci(g[m], g["user_id"], n_boot=n_boot, seed=seed)
                 summary.append({"setting": setting, "kind": kind, "metric": m, "value": v, "ci_lo": lo,
-                                "ci_hi": hi, "n": len(g), "attribute": attr})
+                                "ci_hi": hi, "n": len(g), "attribute": attr, "split": "all"})
     return metrics, summary
 
 
@@ -265,7 +275,7 @@ def _update_rates(updates: pd.DataFrame, ev: pd.DataFrame, users: list[str], n_f
         ci = ratio_ci(per_user.to_numpy(), n_user.to_numpy(float), n_boot, seed)
         metrics.append(metric_row(metric, rate, ci, embedder=emb_name, setting=setting, n=n_facts, **extra))
         summary.append({"setting": setting, "kind": "all", "metric": metric, "value": rate,
-                        "ci_lo": ci[0], "ci_hi": ci[1], "n": n_facts, "attribute": "all"})
+                        "ci_lo": ci[0], "ci_hi": ci[1], "n": n_facts, "attribute": "all", "split": "all"})
     n_upd = 0 if updates.empty else len(updates)
     n_true = 0 if updates.empty else int((updates["verdict"] == "contradiction").sum())
     metrics.append(metric_row("updates", n_upd, embedder=emb_name, setting=setting, **extra))

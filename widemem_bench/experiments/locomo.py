@@ -69,7 +69,7 @@ from widemem_bench.evaluation.locomo_tables import (
 )
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
-from widemem_bench.external.locomo import MEMORY_FORMS, LoCoMo, load_locomo
+from widemem_bench.external.locomo import MEMORY_FORMS, LoCoMo
 
 __all__ = ["BAND_LABELS", "METHODS", "METHOD_NOTES", "run_locomo", "sensitivity_table"]
 
@@ -254,7 +254,9 @@ def run_locomo(
     p = resolve_params(cfg)
     seed = int(cfg.get("seed", 0))
     if data is None:
-        data = load_locomo(_locomo_path(cfg, p))
+        from widemem_bench.sealed import open_split
+
+        data = open_split("LoCoMo", path=_locomo_path(cfg, p))
     if p["conversations"]:
         data = data.select(list(p["conversations"]))
     if embedders is None:

@@ -39,19 +39,33 @@ SET_ORDER = ("world A holdout", "world B", "world B, facts as stored", "fixture 
              "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")
 # Unanswerable kinds pooled per set (the fixture's "unrelated" included).
 NEGATIVE = "unanswerable"
-# Cells whose set a design decision of that method saw (reports/DESIGN_LOG.md): marked in the table.
-# World A's holdout is not among them: v2's decisions saw generator v1's holdout, which generator
-# v3 replaced with new phrasings (DESIGN_LOG entry 1).
-SEEN_BY_DESIGN = {"answerability v2": ("fixture stored, train", "fixture stored, holdout",
-                                       "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")}
+# Transfer sets and methods by their reports/DESIGN_LOG.md names: a cell is marked † when a
+# logged decision of its method saw its set (widemem_bench.design_log; widemem's bands are
+# widemem's own and no decision here changes them).
+LOG_SET = {"world A holdout": "world A holdout", "world B": "world B", "world B, facts as stored": "world B",
+           "fixture stored, train": "widemem fixture", "fixture stored, holdout": "widemem fixture",
+           "fixture stripped, train": "widemem fixture", "fixture stripped, holdout": "widemem fixture",
+           "LoCoMo": "LoCoMo"}
+LOG_METHOD = {"calibrated thresholds": "calibrated thresholds", "answerability v1": "answerability v1",
+              "answerability v2": "answerability v2"}
+PAIRED = "v2 minus top-1 (paired)"
+
+
+def cell_mark(method: str, set_name: str, seen: Any = None) -> str:
+    """" †" when a DESIGN_LOG decision of ``method`` saw ``set_name`` (transfer names)."""
+    from widemem_bench.design_log import mark
+
+    m, s = LOG_METHOD.get(method), LOG_SET.get(set_name)
+    return mark(m, s, seen) if m and s else ""
 
 
 def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: Any, fixture_path: Any) -> list[Any]:
     from widemem_bench.answerability.sets import fixture_searches, locomo_searches, world_searches
+    from widemem_bench.sealed import open_split
 
     out = []
-    a = world_searches(world_a, embedder, "timelines")
-    a = a.subset((a.frame["split"] == "holdout").to_numpy())
+    # a search sees only its own user's memories: the holdout users alone give the same searches
+    a = world_searches(open_split("world A holdout", world=world_a), embedder, "timelines")
     a.name = "world A holdout"
     out.append(a)
     if world_b is not None:
@@ -112,10 +126,32 @@ def cell(score: np.ndarray, bands: np.ndarray, kinds: np.ndarray, groups: np.nda
     ):
         v, lo, hi = with_ci(name, *arrays, groups=groups, seed=seed, n_boot=n_boot, **params)
         row[key], row[f"{key}_lo"], row[f"{key}_hi"] = float(v), float(lo), float(hi)
+    # answerable questions the method puts at NONE (band 0): what its LOW cut-off certifies <= 5 % on train users
+    from widemem_bench.metrics.rates import rate_ci
+    ans = kinds == "answerable"
+    v, lo, hi = rate_ci((bands[ans] == 0).astype(float), groups[ans], n_boot=n_boot, seed=seed)
+    row["answerable_none"], row["answerable_none_lo"], row["answerable_none_hi"] = v, lo, hi
+    row["answerable_none_count"] = int((bands[ans] == 0).sum())
     row["hard_negative_moderate_plus"] = int(((kinds == "hard_negative") & (bands >= 2)).sum())
     row["n_hard_negative"] = int((kinds == "hard_negative").sum())
     row["answerable_moderate_plus"] = int(((kinds == "answerable") & (bands >= 2)).sum())
     return row
+
+
+def paired_vs_top1(score: np.ndarray, top1: np.ndarray, kinds: np.ndarray, groups: np.ndarray, *, n_boot: int,
+                   seed: int) -> dict[str, float]:
+    """AUROC of ``score`` minus the top-1 cosine's on the same questions, paired cluster bootstrap
+    (each replicate one resample of whole users / conversations, both scores on it)."""
+    from widemem_bench.metrics import auroc
+    from widemem_bench.metrics.rates import cluster_percentile_ci
+
+    pooled = np.where(kinds == "answerable", "answerable", NEGATIVE)
+
+    def diff(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> float:
+        return float(auroc(a, y) - auroc(b, y))
+
+    v, lo, hi = cluster_percentile_ci(diff, np.asarray(groups), n_boot, seed, score, top1, pooled)
+    return {"auroc_minus_top1": v, "auroc_minus_top1_lo": lo, "auroc_minus_top1_hi": hi}
 
 
 def load_methods(embedder_name: str, calibration_dir: Any = None,
@@ -145,9 +181,14 @@ def compute_transfer(embedder: Any, *, world_a: Any, world_b: Any | None = None,
                        fixture_path=fixture_path):
         kinds = s.frame["kind"].to_numpy(dtype=str)
         groups = s.frame["group"].to_numpy()
-        for method, (score, bands) in method_scores(s, embedder, cal=cal, v1=v1, v2=v2).items():
-            rows.append({"set": s.name, "method": method, "embedder": embedder.name,
-                         **cell(score, bands, kinds, groups, n_boot=n_boot, seed=seed)})
+        scores = method_scores(s, embedder, cal=cal, v1=v1, v2=v2)
+        for method, (score, bands) in scores.items():
+            row = {"set": s.name, "method": method, "embedder": embedder.name,
+                   **cell(score, bands, kinds, groups, n_boot=n_boot, seed=seed)}
+            if method == "answerability v2":
+                row.update(paired_vs_top1(score, scores["widemem bands"][0], kinds, groups, n_boot=n_boot,
+                                          seed=seed))
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -163,10 +204,52 @@ def _ci(r: Any, key: str, pct: bool) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_bench.run experiment=transfer") -> str:
-    """The transfer table as a markdown fragment (pure function of ``table``)."""
+def _signed(r: Any, key: str) -> str:
+    return "n/a" if r[key] != r[key] else f"{r[key]:+.3f} [{r[f'{key}_lo']:+.3f}, {r[f'{key}_hi']:+.3f}]"
+
+
+def mark_footnote(table: pd.DataFrame, seen: Any = None) -> str:
+    """Which DESIGN_LOG entries put each † of the table."""
+    from widemem_bench.design_log import mark_note
+
+    notes = []
+    for m in METHODS:
+        lm = LOG_METHOD.get(m)
+        if lm is None or m not in set(table["method"]):
+            continue
+        by_set: dict[str, str] = {}
+        for s in SET_ORDER:
+            ls = LOG_SET.get(s)
+            if s in set(table["set"]) and ls and (note := mark_note(lm, ls, seen)):
+                by_set[ls] = note
+        if by_set:
+            notes.append(f"{m}: " + "; ".join(f"{k} ({v})" for k, v in by_set.items()))
+    return ". ".join(notes)
+
+
+def _fixture_counts(table: pd.DataFrame, sets: list[str]) -> list[str]:
+    """The fixture's counts table (hard negatives / answerable at MODERATE+) as markdown lines."""
+    fx = [s for s in sets if s.startswith("fixture")]
+    lines = ["Counts on widemem's fixture (hard negatives at MODERATE+ / answerable at MODERATE+):", "",
+             "| method | " + " | ".join(fx) + " |", "|---|" + "---|" * len(fx)]
+    for m in [m for m in METHODS if (table["method"] == m).any()]:
+        rows = [table[(table["method"] == m) & (table["set"] == s)].iloc[0] for s in fx]
+        lines.append(f"| {m} | " + " | ".join(f"{r['hard_negative_moderate_plus']}/{r['n_hard_negative']} · "
+                                              f"{r['answerable_moderate_plus']}/{r['n_answerable']}" for r in rows)
+                     + " |")
+    return lines
+
+
+def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_bench.run experiment=transfer",
+                      seen: Any = None) -> str:
+    """The transfer table as a markdown fragment (a pure function of ``table`` and the
+    DESIGN_LOG marks ``seen``, `design_log.marks()` when None)."""
+    from widemem_bench.design_log import marks
+
     if not len(table):
         return ""
+    seen = marks() if seen is None else seen
+    foot = mark_footnote(table, seen)
     sets = [s for s in SET_ORDER if s in set(table["set"])]
     emb = ", ".join(sorted(set(table["embedder"])))
     lines = [
@@ -180,13 +263,19 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
         "stripped. World B: memories name-stripped as the engine's extractor stores them, and as written in the "
         "notes (a third keep the person's name). LoCoMo: each turn one memory \"Speaker: text\"; no method "
         "reads the speaker list.", "",
-        "† a design decision of this method was made after seeing a figure on this set "
-        "(reports/DESIGN_LOG.md). World B and world A's holdout (generator v3's sealed split) were first "
-        "measured after v2's last change.", "",
+        "† a design decision of this method was made after seeing a figure on this set, read from the "
+        "entry headers of reports/DESIGN_LOG.md" + (f" ({foot})" if foot else "") + ". "
+        f"\"{PAIRED}\": v2's AUROC minus the top-1 cosine's on the same questions, paired cluster "
+        "bootstrap (one resample of users, or LoCoMo conversations, for both scores).", "",
         f"Command: `{command}`.", "",
     ]
     for metric, title, pct in (("auroc", "AUROC", False), ("recall", "Recall at MODERATE+", True),
-                               ("false_confidence", "False confidence at MODERATE+", True)):
+                               ("false_confidence", "False confidence at MODERATE+", True),
+                               ("answerable_none", "Answerable at NONE (below the method's LOW; certified "
+                                                   "<= 5% on world A train users for v2 and the calibrated "
+                                                   "thresholds)", True)):
+        if metric not in table:
+            continue
         # the AUROC table is the headline reports/README.md shows (reports.writer.README_OPEN)
         lines += [*(["<!-- readme -->"] if metric == "auroc" else []),
                   f"**{title}**", "", "| method | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
@@ -197,25 +286,25 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
             cells = []
             for s in sets:
                 r = part[part["set"] == s]
-                mark = " †" if s in SEEN_BY_DESIGN.get(m, ()) else ""
-                cells.append(_ci(r.iloc[0], metric, pct) + mark if len(r) else "n/a")
+                if not len(r):
+                    cells.append("n/a")
+                    continue
+                x = r.iloc[0]
+                text = (_ci(x, metric, pct) if metric != "answerable_none" or x[metric] != x[metric] else
+                        f"{100 * x[metric]:.1f}% [{100 * x[metric + '_lo']:.1f}, {100 * x[metric + '_hi']:.1f}] "
+                        f"({int(x['answerable_none_count'])}/{int(x['n_answerable'])})")
+                cells.append(text + cell_mark(m, s, seen))
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        v2 = table[table["method"] == "answerability v2"]
+        if metric == "auroc" and "auroc_minus_top1" in table and len(v2):
+            cells = []
+            for s in sets:
+                r = v2[v2["set"] == s]
+                cells.append(_signed(r.iloc[0], "auroc_minus_top1") + cell_mark("answerability v2", s, seen)
+                             if len(r) else "n/a")
+            lines.append(f"| {PAIRED} | " + " | ".join(cells) + " |")
         lines += ["<!-- /readme -->", ""] if metric == "auroc" else [""]
-    lines += ["Counts on widemem's fixture (hard negatives at MODERATE+ / answerable at MODERATE+):", "",
-              "| method | " + " | ".join(s for s in sets if s.startswith("fixture")) + " |",
-              "|---|" + "---|" * len([s for s in sets if s.startswith("fixture")])]
-    for m in METHODS:
-        part = table[table["method"] == m]
-        if not len(part):
-            continue
-        cells = []
-        for s in sets:
-            if not s.startswith("fixture"):
-                continue
-            row = part[part["set"] == s].iloc[0]
-            cells.append(f"{row['hard_negative_moderate_plus']}/{row['n_hard_negative']} · "
-                         f"{row['answerable_moderate_plus']}/{row['n_answerable']}")
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += _fixture_counts(table, sets)
     lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -254,7 +343,9 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
                   encoding="utf-8")
     metrics = []
     for r in table.to_dict("records"):
-        for key in ("auroc", "recall", "false_confidence"):
+        for key in ("auroc", "recall", "false_confidence", "answerable_none", "auroc_minus_top1"):
+            if key not in r or r[key] != r[key]:
+                continue
             metrics.append(metric_row(f"transfer_{key}", r[key], (r[f"{key}_lo"], r[f"{key}_hi"]),
                                       embedder=r["embedder"], split=r["set"], setting=r["method"]))
     return ExperimentResult(metrics=metrics, tables={"transfer": table}, artifacts={"transfer_md": md})

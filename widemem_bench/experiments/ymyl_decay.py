@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import scoring
+from widemem_bench.engine.config import EngineConfig
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
 from widemem_bench.engine.recency import compute_recency
 from widemem_bench.engine.ymyl import classify_ymyl, classify_ymyl_lexicon
@@ -201,7 +202,7 @@ def layout(events: pd.DataFrame, embedder: Any, *, mode: str = "balanced", quest
     prep = batch.Prepared(
         question_ids=np.array([f"{x['fact_id']}:{i}" for i, x in enumerate(rows)]),
         user_ids=np.array([x["user_id"] for x in rows]), qclass=qclass, sim=sim,
-        imp10=np.clip(imp_raw, 0, 10) / 10.0, age=np.where(present, st.age[safe], np.nan), mem=mem,
+        imp10=scoring.importance01(imp_raw), age=np.where(present, st.age[safe], np.nan), mem=mem,
         gold=gold, n_gold_stored=np.ones(len(rows), np.int64), memories=st.mems, mode=mode,
         top_k=effective_top_k(mode), boost=preset(mode).similarity_boost, adapt=True,
         rep_query=batch.representative_queries(texts, qclass), fast_boost=fast, slow_boost=slow,
@@ -226,9 +227,12 @@ def score_days(lay: Layout, days: float, decay: str, rate: float, ymyl: str,
     if ymyl != "off":
         strong = {"on": lay.strong_regex, "on_lexicon": lay.strong_lexicon, "on_gold": lay.strong_gold}[ymyl]
         # widemem's two YMYL effects, as MemoryEngine applies them (floor at add, immunity
-        # at search): importance floor 8, and full recency at any age.
-        imp10 = np.where(strong, np.maximum(np.nan_to_num(lay.imp_raw), 8.0) / 10.0, prep.imp10)
-        rec = np.where(strong, 1.0, rec)
+        # at search): the engine's importance floor, and full recency at any age.
+        cfg = EngineConfig()
+        floor = np.maximum(np.nan_to_num(lay.imp_raw), float(cfg.ymyl_importance_floor))
+        imp10 = np.where(strong, scoring.importance01(floor), prep.imp10)
+        if cfg.ymyl_decay_immunity:
+            rec = np.where(strong, 1.0, rec)
     p2 = dataclasses.replace(prep, imp10=imp10, age=age)
     return batch.score(p2, weights, decay, rate, thresholds, recency=rec)
 

@@ -110,8 +110,9 @@ def validate_config(cfg: dict[str, Any]) -> None:
             _int("dataset.questions_per_user", ds.get("questions_per_user"), 1)
         if "span_days" in ds:
             _num("dataset.span_days", ds.get("span_days"), 1.0)
-        if "world" in ds:  # "a" = the timelines, "b" = world B (evaluation-only), "c" = world C
-            _choice("dataset.world", ds.get("world"), ("a", "b", "c"))
+        if "world" in ds:  # "a" = the timelines, "b" = world B (evaluation-only), "c" = world C,
+            # "n" = world N (natural register)
+            _choice("dataset.world", ds.get("world"), ("a", "b", "c", "n"))
     if cfg.get("engine"):
         from widemem_bench.harness.settings import engine_config
 

@@ -21,6 +21,7 @@ from widemem_bench.metrics.confidence import (
     recall_at_band_top1,
 )
 from widemem_bench.metrics.evaluate import evaluate, evaluate_frame, format_ci
+from widemem_bench.metrics.forgetting import per_total, share
 from widemem_bench.metrics.ranking import gold_ranks, gold_ranks_from_sets, hit_at_k, mrr
 from widemem_bench.metrics.registry import (
     METRICS,
@@ -67,9 +68,11 @@ __all__ = [
     "hit_at_k",
     "metric_table",
     "mrr",
+    "per_total",
     "recall_at_band",
     "recall_at_band_top1",
     "register",
     "risk_coverage",
+    "share",
     "with_ci",
 ]

@@ -160,6 +160,7 @@ register(
     description="recall at MODERATE or above: share of answerable questions with band >= moderate",
     inputs=("bands", "kinds"),
     band=MODERATE,
+    min_effect=0.02,  # 2 points of recall: ~20 answerable questions of the gate's ~1000
 )
 register(
     "recall_high",
@@ -189,6 +190,7 @@ for _kind in NEGATIVE_KINDS:
         inputs=("bands", "kinds"),
         kind=_kind,
         band=MODERATE,
+        min_effect=0.02,
     )
 for _code in (HIGH, MODERATE, LOW):
     _name = BAND_NAMES[_code]
@@ -230,4 +232,5 @@ for _kind in (ANSWERABLE, *NEGATIVE_KINDS):
             inputs=("bands", "kinds"),
             kind=_kind,
             band=_code,
+            min_effect=0.02 if _code == NONE else None,  # the gate reads NONE per kind
         )

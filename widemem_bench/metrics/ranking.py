@@ -98,6 +98,7 @@ for _k in (1, 3, 5, 10):
         description=f"share of queries with a gold memory in the top {_k}",
         inputs=("ranks",),
         k=_k,
+        min_effect=0.02 if _k == 1 else None,
     )
 register(
     "mrr",
@@ -106,6 +107,7 @@ register(
     direction="higher",
     description="mean reciprocal rank of the first gold memory (0 when not retrieved)",
     inputs=("ranks",),
+    min_effect=0.02,
 )
 register(
     "mrr@10",

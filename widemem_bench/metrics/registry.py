@@ -12,6 +12,11 @@ replicates at once instead of calling the metric 1000 times. Other metrics may
 give ``weighted``: the metric for a (replicates x questions) matrix of bootstrap
 counts at once (a question drawn twice weighs 2), which must equal the metric on
 the resampled rows.
+
+``min_effect`` is the smallest change of a metric that matters (absolute, in the
+metric's units): the regression gate fails only on a change beyond it whose
+paired bootstrap interval excludes 0 (``widemem_bench.regression``). None: the
+metric is not gated.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Metric:
     params: Mapping[str, Any] = field(default_factory=dict)
     ratio: RatioFn | None = None
     weighted: WeightedFn | None = None
+    min_effect: float | None = None
 
     def __call__(self, *arrays: Any, **params: Any) -> float:
         return float(self.fn(*arrays, **{**self.params, **params}))
@@ -79,6 +85,7 @@ def register(
     inputs: tuple[str, ...],
     ratio: RatioFn | None = None,
     weighted: WeightedFn | None = None,
+    min_effect: float | None = None,
     **params: Any,
 ) -> Metric:
     """Add a metric to the registry; a name may be registered only once."""
@@ -86,7 +93,9 @@ def register(
         raise ValueError(f"direction must be 'higher' or 'lower', got {direction!r} for metric {name!r}")
     if name in METRICS:
         raise ValueError(f"metric {name!r} is already registered")
-    metric = Metric(name, direction, description, fn, inputs, dict(params), ratio, weighted)
+    if min_effect is not None and not (min_effect > 0):
+        raise ValueError(f"min_effect must be > 0 or None, got {min_effect!r} for metric {name!r}")
+    metric = Metric(name, direction, description, fn, inputs, dict(params), ratio, weighted, min_effect)
     METRICS[name] = metric
     return metric
 
@@ -113,7 +122,8 @@ def metric_table() -> pd.DataFrame:
             "direction": m.direction,
             "inputs": ", ".join(m.inputs),
             "description": m.description,
+            "min_effect": m.min_effect,
         }
         for m in METRICS.values()
     ]
-    return pd.DataFrame(rows, columns=["name", "direction", "inputs", "description"])
+    return pd.DataFrame(rows, columns=["name", "direction", "inputs", "description", "min_effect"])

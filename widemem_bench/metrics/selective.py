@@ -200,6 +200,7 @@ register(
     direction="higher",
     description="AUROC of answerable vs not answerable given the score",
     inputs=("scores", "kinds"),
+    min_effect=0.01,
 )
 register(
     "aurc",

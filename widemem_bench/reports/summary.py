@@ -18,9 +18,10 @@ from widemem_bench.reports.markdown import fmt, md_table
 
 MAX_SENTENCES = 8
 # Recommendation table: (column, figure key in the calibration file / metric in the record).
+# The order of calibrate's console table and reports/calibration.md (calibrate.table_columns).
 KIND_COLUMNS = (("false conf. hard negative", "false_confidence_hard_negative"),
-                ("false conf. never mentioned", "false_confidence_never_mentioned"),
-                ("false conf. other person", "false_confidence_other_person"))
+                ("false conf. other person", "false_confidence_other_person"),
+                ("false conf. never mentioned", "false_confidence_never_mentioned"))
 NONE_KEY = "none_rate_answerable"
 
 
@@ -109,8 +110,9 @@ def recommendation_table(recs: Sequence[Mapping[str, Any]]) -> str:
     if not recs:
         return ""
     rows = []
+    cal_mark = _mark("calibrated thresholds", "world A holdout", _marks())
     for rc in recs:
-        for setting, label in (("calibrated", "calibrated (ship)"), ("widemem", "widemem default")):
+        for setting, label in (("calibrated", f"calibrated (ship){cal_mark}"), ("widemem", "widemem default")):
             d = rc.get(setting)
             if not d:
                 continue
@@ -141,8 +143,41 @@ def recommendation_table(recs: Sequence[Mapping[str, Any]]) -> str:
         *env,
         "```",
         "",
+        *([f"{cal_mark.strip()} a decision on the calibration's rules saw holdout figures "
+           f"({_note('calibrated thresholds', 'world A holdout')}, reports/DESIGN_LOG.md).", ""] if cal_mark else []),
         "How the thresholds are certified, per band and per embedder: [calibration.md](calibration.md).",
         "",
+    ])
+
+
+def _note(method: str, set_name: str) -> str:
+    from widemem_bench.design_log import mark_note
+
+    return mark_note(method, set_name, _marks())
+
+
+def ledger_section(ledger: Sequence[Mapping[str, Any]] | None = None,
+                   entries: Sequence[Any] | None = None) -> str:
+    """Per measuring set: reads outside measurement (reports/seal_ledger.jsonl) since the last
+    logged method change (the newest DESIGN_LOG entry that changed a method, by its commit's time)."""
+    from widemem_bench import design_log, sealed
+
+    entries = list(design_log.load() if entries is None else entries)
+    lines = [dict(x) for x in (sealed.read_ledger() if ledger is None else ledger)]
+    last = design_log.last_change_commit(entries)
+    since = (design_log.commit_time(last.commit) or f"{last.date}T00:00:00+00:00") if last else None
+    counts = sealed.reads_outside_measurement(lines, dict.fromkeys(sealed.measuring_splits(), since))
+    total = sealed.reads_outside_measurement(lines, {})
+    rows = [{"set": k, "reads outside measurement since the last method change": str(v),
+             "all reads outside measurement": str(total[k])} for k, v in counts.items()]
+    head = (f"Since DESIGN_LOG entry {last.id} ({last.commit}, {', '.join(last.changed)}), the newest method change"
+            if last else "No method change logged yet")
+    return "\n".join([
+        "## Reads of the measuring splits", "",
+        f"{head}. A read is logged in `reports/seal_ledger.jsonl` (time, commit, caller, purpose) whenever a "
+        "measuring split is loaded for any purpose but `make bench` and the tests' \"measure\" "
+        "(`widemem_bench.sealed.open_split`).", "",
+        md_table(pd.DataFrame(rows)), "",
     ])
 
 
@@ -171,7 +206,8 @@ def _s_auroc(sources: Mapping[str, Any], embedders: Sequence[str]) -> str | None
     return s + f"; {order[-1]} is lowest ({fmt_ci(vals[order[-1]], pct=False)})."
 
 
-def _s_defaults(recs: Sequence[Mapping[str, Any]], prefer: Sequence[str]) -> str | None:
+def _s_defaults(recs: Sequence[Mapping[str, Any]], prefer: Sequence[str],
+                seen: Mapping[str, Any] | None = None) -> str | None:
     usable = [rc for rc in recs if rc.get("widemem") and rc.get("calibrated")
               and rc["widemem"].get("false_confidence_hard_negative")
               and rc["calibrated"].get("false_confidence_hard_negative")]
@@ -184,41 +220,94 @@ def _s_defaults(recs: Sequence[Mapping[str, Any]], prefer: Sequence[str]) -> str
     return (f"With widemem's default thresholds, {rc['embedder']} answers at MODERATE or above on "
             f"{fmt_ci(w['false_confidence_hard_negative'])} of holdout hard negatives (recall "
             f"{fmt_ci(w.get('recall_moderate_plus'))}); its calibrated thresholds {verb} "
-            f"{fmt_ci(c['false_confidence_hard_negative'])} at recall {fmt_ci(c.get('recall_moderate_plus'))}.")
+            f"{fmt_ci(c['false_confidence_hard_negative'])}{_mark('calibrated thresholds', 'world A holdout', seen)} "
+            f"at recall {fmt_ci(c.get('recall_moderate_plus'))}{_mark('calibrated thresholds', 'world A holdout', seen)}.")
 
 
-def _s_transfer(sources: Mapping[str, Any]) -> str | None:
+def _mark(method: str, set_name: str, seen: Mapping[str, Any] | None) -> str:
+    from widemem_bench.design_log import mark
+
+    return mark(method, set_name, seen)
+
+
+def _s_transfer(sources: Mapping[str, Any], seen: Mapping[str, Any] | None = None) -> str | None:
     src = sources.get("transfer")
     if src is None or src.results.empty:
         return None
     r = src.results
-    v2 = {s: _row(r, "transfer_auroc", setting="answerability v2", split=s) for s in ("world A holdout", "world B", "LoCoMo")}
-    wm = {s: _row(r, "transfer_auroc", setting="widemem bands", split=s) for s in ("world A holdout", "world B", "LoCoMo")}
+    sets = ("world A holdout", "world B", "LoCoMo")
+    v2 = {s: _row(r, "transfer_auroc", setting="answerability v2", split=s) for s in sets}
+    wm = {s: _row(r, "transfer_auroc", setting="widemem bands", split=s) for s in sets}
+    diff = _row(r, "transfer_auroc_minus_top1", setting="answerability v2", split="LoCoMo")
     if v2["world A holdout"] is None:
         return None
+    m = {s: _mark("answerability v2", s, seen) for s in sets}
     far = [s for s in ("world B", "LoCoMo") if v2[s] is not None]
-    parts = [f"{s} {fmt_ci(v2[s], pct=False)}" + (f" vs {fmt_ci(wm[s], pct=False)} for widemem's bands" if wm[s] else "")
+    parts = [f"{s} {fmt_ci(v2[s], pct=False)}{m[s]}" + (f" vs {fmt_ci(wm[s], pct=False)} for widemem's bands"
+                                                       if wm[s] else "")
              for s in far]
-    s = f"Answerability v2 reaches AUROC {fmt_ci(v2['world A holdout'], pct=False)} on world A's holdout"
-    return s + (f" and transfers with {'; '.join(parts)}." if parts else ".")
-
-
-def _s_contradiction(sources: Mapping[str, Any]) -> str | None:
-    src = sources.get("contradiction")
-    if src is None or src.results.empty:
-        return None
-    r = src.results
-    rule = {k: _row(r, "survival", setting="rule", kind=k) for k in ("direct", "oblique")}
-    app = _row(r, "survival", setting="append", kind="direct")
-    if rule["direct"] is None:
-        return None
-    s = (f"After a direct contradiction the rule resolver leaves the stale value retrievable in "
-         f"{fmt_ci(rule['direct'])} of probes")
-    if app is not None:
-        s += f" (append-only: {fmt_ci(app)})"
-    if rule["oblique"] is not None:
-        s += f"; after an oblique (reworded) contradiction, in {fmt_ci(rule['oblique'])}"
+    s = f"Answerability v2 reaches AUROC {fmt_ci(v2['world A holdout'], pct=False)}{m['world A holdout']} on world A's holdout"
+    s += f" and transfers with {'; '.join(parts)}" if parts else ""
+    if diff is not None:
+        s += (f"; on LoCoMo v2 minus the top-1 cosine is {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"
+              f"{m['LoCoMo']} AUROC (paired bootstrap by conversation)")
     return s + "."
+
+
+def _resolver_row(r: pd.DataFrame, set_name: str, split: str, kind: str = "direct") -> dict[str, Any] | None:
+    if r.empty or "set" not in r:
+        return None
+    m = r[(r["metric"] == "survival") & (r["setting"] == "rule") & (r["set"] == set_name) & (r["split"] == split)
+          & (r["kind"] == kind)]
+    if m.empty:
+        return None
+    x = m.iloc[0]
+    out: dict[str, Any] = {"ci": (float(x["value"]), float(x["ci_lo"]), float(x["ci_hi"]))}
+    if "count" in x and "n" in x and x["count"] == x["count"] and x["n"] == x["n"]:
+        out["count"] = f" ({int(x['count'])}/{int(x['n'])})"
+    return out
+
+
+def _s_contradiction(sources: Mapping[str, Any], seen: Mapping[str, Any] | None = None) -> str | None:
+    """The resolver sentence on held-out users first (resolver_transfer's world A holdout), world B
+    as development for the resolvers; contradiction's probes by split when its run has them."""
+    parts: list[str] = []
+    rt = sources.get("resolver_transfer")
+    if rt is not None and not rt.results.empty:
+        hold = _resolver_row(rt.results, "timelines", "holdout")
+        wb = _resolver_row(rt.results, "world_b", "all")
+        if hold is not None:
+            s = (f"On world A's held-out users the rule resolver leaves a directly superseded fact stored in "
+                 f"{fmt_ci(hold['ci'])}{hold.get('count', '')}{_mark('rule resolver', 'world A holdout', seen)} "
+                 f"of supersessions")
+            if wb is not None:
+                s += (f" (world B, development for the resolvers: {fmt_ci(wb['ci'])}{wb.get('count', '')}"
+                      f"{_mark('rule resolver', 'world B', seen)})")
+            parts.append(s)
+    src = sources.get("contradiction")
+    if src is not None and not src.results.empty:
+        r = src.results
+        split_rows = "split" in r and (r["split"] == "holdout").any()
+        if split_rows:
+            rule = _row(r, "survival", setting="rule", kind="direct", split="holdout")
+            app = _row(r, "survival", setting="append", kind="direct", split="holdout")
+            dev = _row(r, "survival", setting="rule", kind="direct", split="train")
+            if rule is not None:
+                s = (f"at stale probes of held-out users the stale value stays retrievable in {fmt_ci(rule)}"
+                     f"{_mark('rule resolver', 'world A holdout', seen)}")
+                s += f" (append-only: {fmt_ci(app)})" if app is not None else ""
+                s += f", against {fmt_ci(dev)} on the train users it was written on (development)" if dev else ""
+                parts.append(s)
+        elif not parts:
+            where = {"split": "all"} if "split" in r else {}   # records from before the split rows
+            rule = _row(r, "survival", setting="rule", kind="direct", **where)
+            if rule is not None:
+                parts.append(f"pooled over every user (mostly development), the rule resolver leaves the stale "
+                             f"value retrievable in {fmt_ci(rule)} of probes")
+    if not parts:
+        return None
+    s = "; ".join(parts)
+    return s[0].upper() + s[1:] + "."
 
 
 def _s_ymyl(sources: Mapping[str, Any]) -> str | None:
@@ -256,6 +345,17 @@ def takeaway(sources: Mapping[str, Any], embedders: Sequence[str],
     if cmp is not None and not cmp.results.empty:
         au = {e: _row(cmp.results[cmp.results["embedder"] == e], "auroc", split="all") for e in embedders}
         prefer = sorted(embedders, key=lambda e: -(x[0] if (x := au.get(e)) else -1.0))
-    sentences = [s for s in (_s_auroc(sources, embedders), _s_defaults(recs, prefer), _s_transfer(sources),
-                             _s_contradiction(sources), _s_ymyl(sources)) if s]
-    return " ".join(sentences[:MAX_SENTENCES])
+    seen = _marks()
+    sentences = [s for s in (_s_auroc(sources, embedders), _s_defaults(recs, prefer, seen),
+                             _s_transfer(sources, seen), _s_contradiction(sources, seen), _s_ymyl(sources)) if s]
+    text = " ".join(sentences[:MAX_SENTENCES])
+    if "†" in text:
+        text += (" († = a logged decision of that method saw the set the figure is on, read from the entry "
+                 "headers of reports/DESIGN_LOG.md.)")
+    return text
+
+
+def _marks() -> Mapping[str, Any]:
+    from widemem_bench.design_log import marks
+
+    return marks()

@@ -437,6 +437,7 @@ def write_report(
     rec_md = summary.recommendation_table(recs)
     if rec_md:
         head.append(rec_md)
+    head.append(summary.ledger_section())
     if "calibrate" in sources:
         # its table (holdout precision per model) repeats the one above: only in calibrate.md
         md = section_calibrate(sources["calibrate"])

@@ -1,6 +1,6 @@
 """Build the data sets dataset configs name, if they are missing or stale.
 
-    python -m widemem_bench.timelines.build                       # timelines, world_b, world_c (make data)
+    python -m widemem_bench.timelines.build                       # timelines, world_b, world_c, world_n (make data)
     python -m widemem_bench.timelines.build --config timelines_small
     python -m widemem_bench.timelines.build --config world_b --n-users 50 --seed 3 --out /tmp/wb
 
@@ -18,9 +18,9 @@ from pathlib import Path
 from widemem_bench.timelines.dataset import generate
 from widemem_bench.timelines.materialize import dataset_path, is_complete, read_config, settings
 
-# What `make data` builds: world A (the timelines), world B (evaluation-only) and world C
-# (development).
-DEFAULT_CONFIGS: tuple[str, ...] = ("timelines", "world_b", "world_c")
+# What `make data` builds: world A (the timelines), world B (evaluation-only), world C and
+# world N (development).
+DEFAULT_CONFIGS: tuple[str, ...] = ("timelines", "world_b", "world_c", "world_n")
 
 
 def build_one(name: str, n_users: int | None = None, seed: int | None = None,

@@ -28,6 +28,8 @@ from widemem_bench.timelines.world_b import WORLD_B_VERSION
 from widemem_bench.timelines.world_b import generate_tables as generate_tables_b
 from widemem_bench.timelines.world_c import WORLD_C_VERSION
 from widemem_bench.timelines.world_c import generate_tables as generate_tables_c
+from widemem_bench.timelines.world_n import WORLD_N_VERSION
+from widemem_bench.timelines.world_n import generate_tables as generate_tables_n
 
 TABLES: tuple[str, ...] = ("events", "questions")
 # BEIR's loader reads qrels/<split>.tsv and defaults to "test"; its names for our splits.
@@ -71,9 +73,13 @@ _DEFAULTS = {"span_days": 365, "questions_per_user": 40, "start": DEFAULT_START}
 
 # The worlds a data set can come from: "a" is the timelines every method is fitted on
 # (train / validation only), "b" an independently designed world for evaluation only,
-# "c" a third world, written blind to B, to develop and tune on (issue 13).
+# "c" a third world, written blind to B, to develop and tune on (issue 13); "n" a
+# natural-register development world (chat messages and CRM notes, issues 25 and 26).
 WORLDS: dict[str, str] = {"a": "timelines (world A)", "b": "world_b (evaluation-only)",
-                          "c": "world_c (development)"}
+                          "c": "world_c (development)", "n": "world_n (development, natural register)"}
+_WORLD_VERSIONS: dict[str, str] = {"b": WORLD_B_VERSION, "c": WORLD_C_VERSION, "n": WORLD_N_VERSION}
+# The regression gate's users (widemem_bench.regression.gate_timelines): never fitted on.
+GATE_SPLIT = "gate"
 # Worlds nothing may be fitted, tuned or calibrated on.
 SEALED_WORLDS: tuple[str, ...] = ("b",)
 
@@ -85,10 +91,20 @@ def check_world(world: object) -> str:
     return str(world)
 
 
-def check_fittable(world: str, what: str = "this") -> None:
-    """Refuse to fit on world B: it is for evaluation only (issue 13). Call it where a
-    method fits, tunes or calibrates on a loaded data set (``check_fittable(tl.world)``).
+def check_fittable(world: Any, what: str = "this") -> None:
+    """Refuse to fit on world B (evaluation only, issue 13) and on the regression gate's
+    users (split "gate", issue 23). Call it where a method fits, tunes or calibrates on a
+    loaded data set: ``check_fittable(tl)`` (a Timelines, its meta or its world name).
     World C is a development world: fitting on it is allowed."""
+    meta: Any = getattr(world, "meta", world)
+    if isinstance(meta, dict):
+        frames = [getattr(world, t, None) for t in TABLES]
+        gated = meta.get("split") == GATE_SPLIT or any(
+            f is not None and "split" in f.columns and (f["split"] == GATE_SPLIT).any() for f in frames)
+        if gated:
+            raise ValueError(f"dataset: the gate users (split {GATE_SPLIT!r}) are read by the regression gate "
+                             f"only; {what} fits on world A train / validation or world C")
+        world = str(meta.get("world", "a"))
     if check_world(world) in SEALED_WORLDS:
         raise ValueError(f"dataset: world {world!r} is evaluation-only; {what} fits on world A "
                          "train / validation (dataset=timelines or timelines_small) or world C")
@@ -97,11 +113,11 @@ def check_fittable(world: str, what: str = "this") -> None:
 def world_version(world: str = "a") -> str:
     """Version prefix of a world's folders: ``v4`` (world A), ``b2v4`` (world B v2 on the
     shared ground-truth machinery of generator v4: a change to either rebuilds it),
-    ``c1v4`` (world C v1, on generator v4's columns)."""
+    ``c1v4`` (world C v1, on generator v4's columns), ``n1v4`` (world N v1)."""
     w = check_world(world)
     if w == "a":
         return f"v{GENERATOR_VERSION}"
-    return f"{w}{WORLD_B_VERSION if w == 'b' else WORLD_C_VERSION}v{GENERATOR_VERSION}"
+    return f"{w}{_WORLD_VERSIONS[w]}v{GENERATOR_VERSION}"
 
 
 def version_name(n_users: int, seed: int, span_days: int = 365, questions_per_user: int = 40,
@@ -189,9 +205,11 @@ class Timelines:
 
     def card(self) -> str:
         """Dataset card (README.md) with YAML config header and count tables."""
-        b, c = self.world == "b", self.world == "c"
+        b, c, n = self.world == "b", self.world == "c", self.world == "n"
         pretty = ("widemem_bench world B (evaluation-only)" if b else
-                  "widemem_bench world C (development)" if c else "widemem_bench synthetic user timelines")
+                  "widemem_bench world C (development)" if c else
+                  "widemem_bench world N (development, natural register)" if n else
+                  "widemem_bench synthetic user timelines")
         lines = ["---", f"pretty_name: {pretty}",
                  "license: apache-2.0", "configs:"]
         for table in TABLES:
@@ -201,7 +219,7 @@ class Timelines:
             lines.append("  data_files:")
             for s in SPLITS:
                 lines += [f"  - split: {s}", f"    path: {split_file(table, s)}"]
-        title = "World B" if b else "World C" if c else "Synthetic user timelines"
+        title = "World B" if b else "World C" if c else "World N" if n else "Synthetic user timelines"
         lines += ["---", "", f"# {title} `{self.version}`", ""]
         if b:
             lines += ["**Evaluation only.** Nothing is fitted or tuned on world B, and no word "
@@ -213,6 +231,12 @@ class Timelines:
                       "contradiction resolvers on (fitting allowed); see `datasets/world_c/README.md` "
                       "in the repository.", "",
                       f"- world C version: {self.meta.get('world_version')}"]
+        if n:
+            lines += ["**Development world.** Natural register (chat messages, CRM-style agent "
+                      "notes), written blind to the methods it measures; its holdout is a measuring "
+                      "set, read once per method version; see `datasets/world_n/README.md` in the "
+                      "repository.", "",
+                      f"- world N version: {self.meta.get('world_version')}"]
         lines += [f"- generator version: {self.meta['generator_version']}",
                   f"- seed: {self.meta['seed']}",
                   f"- users: {self.meta['n_users']}",
@@ -220,11 +244,13 @@ class Timelines:
                   f"- questions per user: {self.meta['questions_per_user']}",
                   "",
                   "Built by `python -m widemem_bench.timelines.build`; see "
-                  f"`datasets/{'world_b' if b else 'world_c' if c else 'timelines'}/README.md` in the repository "
+                  f"`datasets/{'world_b' if b else 'world_c' if c else 'world_n' if n else 'timelines'}/README.md` in the repository "
                   "for the columns.",
                   ("Splits are by user (world B as a whole is for evaluation; its phrasings are "
                    "shared by its splits)." if b else
                    "Splits are by user; every split is for development, phrasings are shared." if c else
+                   "Splits are by user; train / validation are for development, the holdout is a "
+                   "measuring set (read once per method version); phrasings are shared." if n else
                    "Splits are by user and by template family: a holdout user's utterances, stored "
                    "facts and questions use phrasings that no train or validation user sees."), ""]
         counts = self.counts()
@@ -331,13 +357,14 @@ def generate(n_users: int = 300, seed: int = 0, *, span_days: int = 365,
             raise ValueError(f"start: expected an ISO date, got {start!r}") from exc
     if start.tzinfo is not None:
         raise ValueError("start: expected a timezone-naive datetime (meaning UTC)")
-    gen = {"a": generate_tables, "b": generate_tables_b, "c": generate_tables_c}[world]
+    gen = {"a": generate_tables, "b": generate_tables_b, "c": generate_tables_c,
+           "n": generate_tables_n}[world]
     events, questions = gen(n_users, seed, span_days, start, questions_per_user, progress=progress)
     meta: dict[str, Any] = {"generator_version": GENERATOR_VERSION, "n_users": n_users, "seed": seed,
                             "span_days": span_days, "start": start.isoformat(),
                             "questions_per_user": questions_per_user, "world": world}
-    if world in ("b", "c"):
-        meta["world_version"] = WORLD_B_VERSION if world == "b" else WORLD_C_VERSION
+    if world in _WORLD_VERSIONS:
+        meta["world_version"] = _WORLD_VERSIONS[world]
     return Timelines(events, questions, meta)
 
 

@@ -17,6 +17,8 @@ from widemem_bench.reports.markdown import md_table, pct
 from widemem_bench.reports.sections._common import latest_run, metric_value, publish_fragment, table
 
 FIGURE = "contradiction_floor.png"
+# reports.writer.README_OPEN / README_CLOSE: the block README.md shows of this section
+README_OPEN, README_CLOSE = "<!-- readme -->", "<!-- /readme -->"
 
 
 def _floor_plot(table: pd.DataFrame, path: Path) -> Path:
@@ -57,8 +59,12 @@ def _floor_plot(table: pd.DataFrame, path: Path) -> Path:
 
 
 def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str) -> str:
-    """The markdown fragment of one run's summary table (pure function of it)."""
-    t = table[table["attribute"] == "all"]
+    """The markdown fragment of one run's summary table (pure function of it and of the
+    DESIGN_LOG marks)."""
+    if "split" not in table:
+        table = table.assign(split="all")
+    by_split = split_table(table)
+    t = table[(table["attribute"] == "all") & (table["split"] == "all")]
 
     def cell(setting: str, kind: str, metric: str) -> str:
         r = t[(t["setting"] == setting) & (t["kind"] == kind) & (t["metric"] == metric)]
@@ -79,7 +85,7 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str
                          "loss": cell(setting, kind, "loss"),
                          "false updates": cell(setting, "all", "false_update_rate"),
                          "same-value rewordings replaced": cell(setting, "all", "merge_rate")})
-    per_attr = table[(table["attribute"] != "all") & (table["metric"] == "survival")
+    per_attr = table[(table["attribute"] != "all") & (table["metric"] == "survival") & (table["split"] == "all")
                      & table["setting"].isin(["append", "rule", "oracle"])]
     attr_tab = per_attr.assign(cell=[pct(v, lo, hi) + f" (n={n})" for v, lo, hi, n in
                                      zip(per_attr["value"], per_attr["ci_lo"], per_attr["ci_hi"], per_attr["n"],
@@ -94,7 +100,13 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str
         "replaced = a memory replaced by a rewording of the same value (e.g. \"lives in Phoenix\" by "
         "\"settled in the desert southwest\"): not contradicted either, and the exact answer is lost. "
         "95% cluster-bootstrap intervals (users resampled). `rule@x` = rule resolver with candidate "
-        "similarity floor x.",
+        "similarity floor x. Held-out users first: survival by user split below (world A's holdout is "
+        "for measuring; train and validation are development, the users the resolver was written on); "
+        "the table after it pools every user, so it is mostly development.",
+        "",
+        *([README_OPEN, "**Survival by user split** (held-out first)", "", by_split, README_CLOSE, ""]
+          if by_split else []),
+        "All users pooled (development and held-out):",
         "",
         md_table(pd.DataFrame(rows)),
         "",
@@ -121,6 +133,41 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, k: int, figure: str
         wide = wide.reset_index()
         out += ["", "Survival per attribute:", "", md_table(wide.fillna("n/a"))]
     return "\n".join(out)
+
+
+SPLIT_ORDER = ("holdout", "world_n_holdout", "train", "validation")
+SPLIT_ROLE = {"holdout": "world A holdout (measuring)", "world_n_holdout": "world N holdout (measuring)",
+              "train": "world A train (development)", "validation": "world A validation (development)"}
+_LOG_SET = {"holdout": "world A holdout", "train": "world A train", "validation": "world A validation"}
+_METHOD = {"rule": "rule resolver"}
+
+
+def split_table(table: pd.DataFrame, seen: Any = None) -> str:
+    """Survival per user split and resolver (append, rule, oracle), held-out columns first; a
+    rule figure on a set a logged rule decision saw carries † (reports/DESIGN_LOG.md)."""
+    from widemem_bench.design_log import mark, marks
+
+    t = table[(table["attribute"] == "all") & (table["metric"] == "survival") & (table["split"] != "all")]
+    if t.empty:
+        return ""
+    seen = marks() if seen is None else seen
+    present = {str(x) for x in t["split"]}
+    splits: list[str] = [sp for sp in SPLIT_ORDER if sp in present] + sorted(present - set(SPLIT_ORDER))
+    rows = []
+    for setting in [x for x in ("append", "rule", "oracle") if x in set(t["setting"])]:
+        for kind in KINDS:
+            row: dict[str, Any] = {"resolver": setting, "contradiction": kind}
+            for sp in splits:
+                r = t[(t["setting"] == setting) & (t["kind"] == kind) & (t["split"] == sp)]
+                if r.empty:
+                    row[SPLIT_ROLE.get(sp, sp)] = "n/a"
+                    continue
+                x = r.iloc[0]
+                cnt = f" ({int(x['count'])}/{int(x['n'])})" if "count" in x and x["count"] == x["count"] else ""
+                m = mark(_METHOD[setting], _LOG_SET.get(sp, sp), seen) if setting in _METHOD else ""
+                row[SPLIT_ROLE.get(sp, sp)] = pct(float(x["value"]), float(x["ci_lo"]), float(x["ci_hi"])) + cnt + m
+            rows.append(row)
+    return md_table(pd.DataFrame(rows)) + "\n\n† a rule-resolver decision saw this set's numbers (reports/DESIGN_LOG.md)."
 
 
 @report_section("contradiction", order=60)

@@ -27,16 +27,49 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
+# Data set config and split -> the set's DESIGN_LOG name; resolver -> the method a decision changes.
+_WORLD = {"timelines": "world A", "timelines_small": "world A", "world_b": "world B", "world_c": "world C",
+          "world_n": "world N"}
+_METHOD = {"rule": "rule resolver", "structure": "structure resolver"}
+
+
+def log_set(set_name: str, split: str) -> str:
+    """The DESIGN_LOG name of a (data set, split) row: "world A holdout", "world B", ..."""
+    world = _WORLD.get(set_name, set_name)
+    if world in ("world B", "world C"):
+        return world
+    return f"{world} {split}" if split != "all" else f"{world} holdout"
+
+
+def role(set_name: str, split: str) -> str:
+    """"measuring" for held-out users (world A's holdout, world N's); every other row is
+    development for the resolvers: world A train / validation, world C, and world B (the rule
+    resolver's decisions read it, DESIGN_LOG R2-R10)."""
+    return "measuring" if log_set(set_name, split) in ("world A holdout", "world N holdout") else "development"
+
+
+def _order(key: tuple[Any, ...]) -> tuple[int, str]:
+    """Held-out rows first (world A's holdout, world N's), then world B, then development."""
+    ls = log_set(str(key[0]), str(key[1]))
+    rank = {"world A holdout": 0, "world N holdout": 1, "world B": 2}.get(ls, 3)
+    return rank, ""
+
+
+def render_ceiling(ceil: pd.DataFrame, seen: Any = None) -> str:
     """Item 3 of issue 26: superseded facts outside the k nearest candidates, and the
     survival / false updates / time per fact of the ceiling resolvers at each k."""
     if ceil is None or ceil.empty:
         return ""
+    from widemem_bench.design_log import mark
+
+    def mk(set_name: str, split: str, resolver: str = "structure") -> str:
+        method = _METHOD.get(resolver)
+        return mark(method, log_set(set_name, split), seen) if method else ""
+
     miss = ceil[ceil["metric"] == "candidate_miss"]
     rows = []
     for (set_name, split), g in miss.groupby(["set", "split"], sort=False):
-        mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
-        row: dict[str, Any] = {"set": f"{set_name}{mark}", "split": split}
+        row: dict[str, Any] = {"set": f"{set_name}{mk(str(set_name), str(split))}", "split": split}
         for r in g[g["kind"] == "all"].to_dict("records"):
             v = float(r["value"])
             row[f"k={int(r['candidate_k'])}"] = f"{v:.1%} ({int(r['count'])}/{int(r['n'])})" if math.isfinite(v) else "n/a"
@@ -53,9 +86,8 @@ def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
                 r = g[(g["metric"] == metric) & (g["kind"] == kind)]
                 return r.iloc[0] if not r.empty else None
             sd, so, fu, ms = val("survival", "direct"), val("survival", "oblique"), val("false_update_rate"), val("ms_per_fact")
-            mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
             rows.append({
-                "set": f"{set_name}{mark}", "split": split, "resolver": resolver, "candidate_k": int(str(k)),
+                "set": f"{set_name}{mk(str(set_name), str(split), str(resolver))}", "split": split, "resolver": resolver, "candidate_k": int(str(k)),
                 "survival, direct": f"{sd['value']:.1%} ({sd['count']}/{sd['n']})" if sd is not None else "n/a",
                 "survival, oblique": f"{so['value']:.1%} ({so['count']}/{so['n']})" if so is not None else "n/a",
                 "false updates": int(fu["count"]) if fu is not None else "n/a",
@@ -66,12 +98,18 @@ def render_ceiling(ceil: pd.DataFrame, seen: set[str]) -> str:
     return "\n".join(out)
 
 
-def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
+def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = None,
            metas: dict[str, Any] | None = None, ceiling: pd.DataFrame | None = None) -> str:
-    """The markdown fragment of one run's summary (pure function of it)."""
+    """The markdown fragment of one run's summary (pure function of it and of the DESIGN_LOG
+    marks ``seen``: `design_log.marks()` when None)."""
+    from widemem_bench.design_log import mark, mark_note, marks
+
+    seen = marks() if seen is None else seen
     rows = []
+    notes: dict[str, str] = {}
     if not table.empty:
-        for (set_name, split, resolver), g in table.groupby(["set", "split", "resolver"], sort=False):
+        groups = sorted(table.groupby(["set", "split", "resolver"], sort=False), key=lambda kv: _order(kv[0]))
+        for (set_name, split, resolver), g in groups:
             def cell(metric: str, kind: str = "all", g: pd.DataFrame = g) -> tuple[str, int, int]:
                 r = g[(g["metric"] == metric) & (g["kind"] == kind)]
                 if r.empty:
@@ -82,9 +120,13 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
             fu, fu_c, n_f = cell("false_update_rate")
             sd, sd_c, sd_n = cell("survival", "direct")
             so, so_c, so_n = cell("survival", "oblique")
-            mark = " †" if f"{set_name}/{split}" in seen or set_name in seen else ""
+            method, ls = _METHOD.get(str(resolver)), log_set(str(set_name), str(split))
+            m = mark(method, ls, seen) if method else ""
+            if m and method:
+                notes[ls] = mark_note(method, ls, seen)
             rows.append({
-                "set": f"{set_name}{mark}", "split": split, "resolver": resolver,
+                "set": f"{set_name}{m}", "split": split, "role": role(str(set_name), str(split)),
+                "resolver": resolver,
                 "users": int(g["users"].iloc[0]), "facts": n_f,
                 "false updates / fact": f"{fu} ({fu_c})",
                 "survival, direct": f"{sd} ({sd_c}/{sd_n})",
@@ -99,9 +141,12 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: set[str],
         "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
         "Survival = a superseded fact's wording is still stored right after the statement that superseded "
         "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
-        "cluster-bootstrap intervals (users resampled). † = a resolver decision saw this set's numbers "
-        "(reports/DESIGN_LOG.md). World A train/validation and world C (written blind to world B, "
-        "datasets/world_c/README.md) are for development, world A's holdout and world B for measuring.",
+        "cluster-bootstrap intervals (users resampled). † on a rule or structure row = a decision of that resolver saw this "
+        "set's numbers, read from the entry headers of reports/DESIGN_LOG.md"
+        + (" (" + "; ".join(f"{k}: {v}" for k, v in notes.items()) + ")" if notes else "") + ". "
+        "Held-out rows come first. Role: world A's holdout (and world N's, when built) is for measuring; "
+        "world A train/validation, world C (written blind to world B, datasets/world_c/README.md) and, for "
+        "the resolvers, world B (read by the rule resolver's decisions) are development.",
         "",
         f"Data: {versions}." if versions else "",
         "",

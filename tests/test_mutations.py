@@ -1,0 +1,47 @@
+"""The regression gate's mutation catalogue (issue 23): every real scoring change fails
+the gate, every neutral change passes it. The catalogue itself runs in `make test-full`
+(slow: one gate run per entry, in a temporary copy of the checkout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from widemem_bench import mutations
+
+ISSUE_THREE = ("weights_default", "similarity_halved", "v2_moderate_cutoff")
+
+
+def test_catalogue_size_and_kinds() -> None:
+    muts = [m for m in mutations.CATALOGUE if not m.neutral]
+    neutral = [m for m in mutations.CATALOGUE if m.neutral]
+    assert len(muts) >= 20 and len(neutral) == 5
+    assert len({m.name for m in mutations.CATALOGUE}) == len(mutations.CATALOGUE)
+    assert set(ISSUE_THREE) <= {m.name for m in muts}
+
+
+def test_every_entry_applies_to_the_checkout() -> None:
+    for m in mutations.CATALOGUE:
+        mutations.check_applies(m)  # one line naming the entry when its text moved
+
+
+def test_an_entry_that_does_not_apply_is_one_line(tmp_path: Path) -> None:
+    m = mutations.Mutation("gone", "widemem_bench/engine/config.py", "no such text\n", "x", "-")
+    with pytest.raises(ValueError, match=r"^mutation gone does not apply: its text occurs 0 times"):
+        mutations.check_applies(m)
+    assert mutations.main(["--only", "nope"]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.models
+def test_the_gate_catches_the_catalogue(tmp_path: Path) -> None:
+    outcomes = [mutations.run_one(m) for m in mutations.CATALOGUE]
+    text = mutations.table(outcomes)
+    mutations.REPORT.write_text(text, encoding="utf-8")
+    muts = [o for o in outcomes if not o.mutation.neutral]
+    assert sum(o.caught for o in muts) >= 0.95 * len(muts), text
+    assert not [o.mutation.name for o in outcomes if o.mutation.neutral and o.caught], text
+    for o in outcomes:
+        if o.mutation.name in ISSUE_THREE:
+            assert o.caught and o.metrics, f"{o.mutation.name}: no failing line names a metric\n{text}"

@@ -1,0 +1,188 @@
+"""The sets the project measures on, and a ledger of who read a measuring split and why.
+
+`SETS` names every set a DESIGN_LOG entry may name, with its role:
+
+- ``measuring``: read once per method version, by `make bench` and the tests
+  (world A's holdout, world N's holdout, LoCoMo, widemem's fixture);
+- ``evaluation``: world B (an outside world for the confidence methods; the resolver
+  decisions R1-R7 read it, so for resolvers it is development);
+- ``development``: fitting, tuning and reading failures allowed (world A train and
+  validation, world C);
+- ``outside``: hand-written cases kept outside the project.
+
+Every load of a measuring split goes through `open_split(name, purpose, ...)`. The
+purpose "measure" is what `make bench` (`widemem_bench.bench`) and the test suite pass
+(through ``WIDEMEM_BENCH_PURPOSE``, so a Hydra job launched by the bench inherits it);
+any other read appends one JSON line ``{time, commit, caller, purpose, set}`` to
+``reports/seal_ledger.jsonl``, so reading a sealed set to look at it leaves a trace the
+report counts (`reads_outside_measurement`). A new measuring set (world N) is one more
+`register` call with its loader.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from widemem_bench.provenance import REPO_ROOT
+
+MEASURE = "measure"
+PURPOSE_ENV = "WIDEMEM_BENCH_PURPOSE"
+LEDGER_ENV = "WIDEMEM_BENCH_LEDGER"
+LEDGER_PATH = REPO_ROOT / "reports" / "seal_ledger.jsonl"
+
+SETS: dict[str, str] = {
+    "world A train": "development",
+    "world A validation": "development",
+    "world C": "development",
+    "world N train": "development",
+    "world N validation": "development",
+    "gate users": "development",
+    "world A holdout": "measuring",
+    "world N holdout": "measuring",
+    "LoCoMo": "measuring",
+    "widemem fixture": "measuring",
+    "world B": "evaluation",
+    "outside cases": "outside",
+}
+DEVELOPMENT_SETS = frozenset(k for k, v in SETS.items() if v == "development")
+
+
+@dataclass(frozen=True)
+class Split:
+    name: str
+    load: Callable[..., Any]
+    doc: str
+
+
+_SPLITS: dict[str, Split] = {}
+
+
+def register(name: str, load: Callable[..., Any], doc: str = "") -> None:
+    """Add a measuring split (its loader takes keyword arguments only)."""
+    if SETS.get(name) != "measuring":
+        raise ValueError(f"{name!r} is not a measuring set of sealed.SETS")
+    _SPLITS[name] = Split(name, load, doc)
+
+
+def measuring_splits() -> tuple[str, ...]:
+    return tuple(_SPLITS)
+
+
+def current_purpose(purpose: str | None = None) -> str:
+    """The purpose given, else ``WIDEMEM_BENCH_PURPOSE``, else "ad hoc: <command line>"."""
+    if purpose:
+        return purpose
+    env = os.environ.get(PURPOSE_ENV, "").strip()
+    return env or "ad hoc: " + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:200]
+
+
+def _caller() -> str:
+    f = sys._getframe(3)   # open_split -> record_read -> _caller: the frame that called open_split
+    return f"{f.f_globals.get('__name__', '?')}.{f.f_code.co_name}:{f.f_lineno}"
+
+
+def ledger_path() -> Path:
+    return Path(os.environ.get(LEDGER_ENV) or LEDGER_PATH)
+
+
+def record_read(name: str, purpose: str, caller: str | None = None) -> dict[str, Any] | None:
+    """Append the ledger line of a read outside measurement; None (nothing written) for "measure"."""
+    if purpose == MEASURE:
+        return None
+    from widemem_bench.provenance import git_info
+
+    line = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "commit": (git_info().get("sha") or "unknown")[:12], "caller": caller or _caller(),
+            "purpose": purpose, "set": name}
+    p = ledger_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
+    return line
+
+
+def open_split(name: str, purpose: str | None = None, **kwargs: Any) -> Any:
+    """Load measuring split ``name`` for ``purpose`` (see the module docstring)."""
+    if name not in _SPLITS:
+        known = ", ".join(_SPLITS)
+        raise ValueError(f"{name!r} is not a measuring split (known: {known})")
+    record_read(name, current_purpose(purpose))
+    return _SPLITS[name].load(**kwargs)
+
+
+def read_ledger(path: str | Path | None = None) -> list[dict[str, Any]]:
+    p = Path(path) if path is not None else ledger_path()
+    if not p.is_file():
+        return []
+    out = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ValueError(f"{p}:{i}: not a JSON line") from None
+    return out
+
+
+def reads_outside_measurement(lines: Iterable[dict[str, Any]], since: dict[str, str | None]) -> dict[str, int]:
+    """Per measuring set: ledger reads at or after ``since[set]`` (ISO time; None = all)."""
+    out = dict.fromkeys(measuring_splits(), 0)
+    for ln in lines:
+        s = str(ln.get("set"))
+        if s not in out:
+            continue
+        t0 = since.get(s)
+        if t0 is None or _time(str(ln.get("time"))) >= _time(t0):
+            out[s] += 1
+    return out
+
+
+def _time(iso: str) -> dt.datetime:
+    t = dt.datetime.fromisoformat(iso)
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+# ---------------------------------------------------------------------------- the splits
+
+
+def _world_split(world: Any = None, dataset: str = "timelines", split: str = "holdout") -> Any:
+    """The ``split`` users of a world (every table row of theirs), as a Timelines."""
+    from widemem_bench.timelines.dataset import Timelines
+
+    if world is None:
+        from widemem_bench.answerability.sets import load_world
+
+        world = load_world(dataset)[0]
+    ev, q = world.events, world.questions
+    return Timelines(ev[ev["split"] == split].reset_index(drop=True),
+                     q[q["split"] == split].reset_index(drop=True), dict(world.meta))
+
+
+def _world_n(world: Any = None) -> Any:
+    return _world_split(world, dataset="world_n")
+
+
+def _locomo(path: Any = None, verify: bool = True) -> Any:
+    from widemem_bench.external.locomo import load_locomo
+
+    return load_locomo(path, verify=verify)
+
+
+def _fixture(path: Any = None, verify: bool = True) -> Any:
+    from widemem_bench.external.widemem_fixture import load_widemem_fixture_raw
+
+    return load_widemem_fixture_raw(path, verify=verify)
+
+
+register("world A holdout", _world_split, "world A's holdout users (world=<Timelines> or dataset=<config>)")
+register("world N holdout", _world_n, "world N's holdout users (world=<Timelines>, else dataset world_n)")
+register("LoCoMo", _locomo, "the LoCoMo conversations (path=)")
+register("widemem fixture", _fixture, "widemem's own fixture, raw (path=)")
