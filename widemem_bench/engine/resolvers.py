@@ -239,10 +239,11 @@ class StructureResolver:
         texts = [f.content for f in facts] + [m.content for cands in candidates for m, _ in cands]
         parsed = dict(zip(texts, self.parser.parse_many(texts), strict=True))
         read: dict[str, tuple[Claim, ...]] = {}
+        user_names = user_names | self.table.user_aliases
 
         def claims_of(text: str) -> tuple[Claim, ...]:
             if text not in read:
-                read[text] = structure_claims(parsed[text], user_names)
+                read[text] = structure_claims(parsed[text], user_names, self.table.user_nouns)
             return read[text]
 
         actions: list[Action] = []

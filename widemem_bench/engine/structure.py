@@ -73,7 +73,8 @@ def value_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if w not in _DET)
 
 
-def claims(p: Parse, names: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
+def claims(p: Parse, names: frozenset[str] = frozenset(),
+           nouns: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
     """The claims of a statement; () for a question, an empty text, or one with no triple.
     A triple whose owner the parse leaves unknown is no claim: it never supersedes."""
     if p.is_question or p.empty:
@@ -84,7 +85,7 @@ def claims(p: Parse, names: frozenset[str] = frozenset()) -> tuple[Claim, ...]:
         if not words or not t.frame:
             continue
         c = p.clauses[t.clause]
-        owner, noun = _owner(p, c.subject, c.verb, names)
+        owner, noun = _owner(p, c.subject, c.verb, names, nouns)
         if not owner:
             continue
         s = c.subject
@@ -105,8 +106,11 @@ def _opens_with_verb(p: Parse, verb: int) -> bool:
     return False
 
 
-def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str]) -> tuple[str, str]:
-    """(canonical owner, possessed noun moved into the frame); owner "" when unknown."""
+def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str],
+           nouns: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """(canonical owner, possessed noun moved into the frame); owner "" when unknown.
+    ``nouns``: nouns development data saw the user possess ("my manager"): a bare "manager"
+    in the user's store is theirs ("Manager: Priya" = "my manager is Priya")."""
     kind, owner, chain, name = s.kind, s.owner, s.chain, s.name
     if kind == "user":
         return "user", ""
@@ -122,6 +126,8 @@ def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str]) -> tuple[str,
             elif any(t.tag == "POS" or t.dep == "poss" for t in before):
                 return "", ""  # a possessor the parse did not link: whose it is is unknown
             elif len(chain) == 1:
+                if chain[0] in nouns:
+                    return "user", chain[0]
                 return ("user" if chain[0] in names else chain[0]), ""  # "Rosalind has", "mum drives"
             else:
                 return "", ""
@@ -149,6 +155,10 @@ class FrameTable:
     single: frozenset[str]
     sets: tuple[str, ...] = ()
     sha256: str = ""
+    # subject words that name the user in development data (a note's "Cust.", chat's
+    # misparsed openers): read as the user, as a name the user goes by is
+    user_aliases: frozenset[str] = frozenset()
+    user_nouns: frozenset[str] = frozenset()  # nouns the user possesses in development data
     # (frame, frame) -> (times superseded, times coexisting) in development data
     pairs: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
@@ -184,7 +194,8 @@ class FrameTable:
     def to_json(self) -> str:
         body = {"sets": list(self.sets), "equiv": sorted(sorted(p) for p in self.equiv),
                 "multi": sorted(self.multi), "single": sorted(self.single),
-                "pairs": sorted([a, b, n[0], n[1]] for (a, b), n in self.pairs.items())}
+                "pairs": sorted([a, b, n[0], n[1]] for (a, b), n in self.pairs.items()),
+                "user_aliases": sorted(self.user_aliases), "user_nouns": sorted(self.user_nouns)}
         return json.dumps(body, indent=1, sort_keys=True)
 
     @classmethod
@@ -193,7 +204,9 @@ class FrameTable:
         return cls(frozenset((str(a), str(b)) for a, b in d["equiv"]), frozenset(d["multi"]),
                    frozenset(d["single"]), tuple(d.get("sets", ())),
                    hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                   {(str(a), str(b)): (int(n), int(m)) for a, b, n, m in d.get("pairs", ())})
+                   pairs={(str(a), str(b)): (int(n), int(m)) for a, b, n, m in d.get("pairs", ())},
+                   user_aliases=frozenset(d.get("user_aliases", ())),
+                   user_nouns=frozenset(d.get("user_nouns", ())))
 
 
 def load_table(path: Path | None = None) -> FrameTable:

@@ -17,6 +17,8 @@ A frame is multi-valued when it coexists at least ``MIN_COUNT`` times and in at 
 third of the times it is seen with two values (coexisting or superseded); a frame pair
 is equivalent when it supersedes at least ``MIN_COUNT`` times and more often than it
 coexists. Equivalent pairs link frames into classes (``FrameTable.frame_class``).
+A one-word subject whose facts are the user's by gold (a note's "Cust.", a chat opener
+the parser reads as a noun) is a user alias.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("world_n", ("train",)),
 )
 MIN_COUNT = 2
+# A one-word subject is an alias of the user when development facts under it are the user's
+# in at least ALIAS_SHARE of at least ALIAS_MIN cases.
+ALIAS_MIN = 5
+ALIAS_SHARE = 0.9
 
 
 def _clean(text: str) -> str:
@@ -74,18 +80,40 @@ def _differ(a: Claim, b: Claim) -> bool:
     return not (a.words <= b.words or b.words <= a.words)
 
 
-def counts(ev: pd.DataFrame) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
+def alias_counts(ev: pd.DataFrame) -> tuple[Counter[str], Counter[str], set[str]]:
+    """(times a one-word owner's fact is the user's by gold, times it is seen at all, the
+    nouns the user possesses: "my manager")."""
+    texts = [_clean(str(t)) for t in ev["fact_stripped"]]
+    parses = dict(zip(texts, parse_many(texts), strict=True))
+    user: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    owned: set[str] = set()
+    for t, subj, name in zip(texts, ev["subject"], ev["user_name"], strict=True):
+        names = frozenset({str(name).lower()}) if isinstance(name, str) else frozenset()
+        p = parses[t]
+        propn = {tok.text.lower() for tok in p.tokens if tok.pos == "PROPN" or tok.ent.endswith("PERSON")}
+        cs = claims(p, names)
+        owned |= {c.frame.split(":")[0] for c in cs if c.owner == "user"} - {""}
+        for o in {c.owner for c in cs}:
+            if o != "user" and ">" not in o and o not in propn:  # a name is someone, never an alias
+                seen[o] += 1
+                user[o] += int(subj == "user")
+    return user, seen, owned
+
+
+def counts(ev: pd.DataFrame, aliases: frozenset[str] = frozenset(), nouns: frozenset[str] = frozenset()
+           ) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
     """(supersede, coexist) counts over unordered frame pairs ((f, f) for one frame)."""
     texts = [_clean(str(t)) for t in ev["fact_stripped"]]
     parses = dict(zip(texts, parse_many(texts), strict=True))
     sup: Counter[tuple[str, str]] = Counter()
     coex: Counter[tuple[str, str]] = Counter()
     for _, u in ev.groupby("user_id", sort=True):
-        names = frozenset(str(n).lower() for n in u["user_name"].dropna().unique())
+        names = aliases | frozenset(str(n).lower() for n in u["user_name"].dropna().unique())
         rows: list[tuple[dict[str, Any], list[Claim]]] = []
         recs: list[dict[str, Any]] = u.sort_values(["at", "fact_id"], kind="stable").to_dict("records")  # type: ignore[assignment]
         for r in recs:
-            held = _holding(claims(parses[_clean(r["fact_stripped"])], names), r["value"])
+            held = _holding(claims(parses[_clean(r["fact_stripped"])], names, nouns), r["value"])
             rows.append((r, held))
         by_id = {str(r["fact_id"]): held for r, held in rows}
         for r, held in rows:
@@ -120,15 +148,29 @@ def fit(sets: Sequence[tuple[str, Sequence[str]]] = DEV_SETS) -> FrameTable:
     sup: Counter[tuple[str, str]] = Counter()
     coex: Counter[tuple[str, str]] = Counter()
     used = []
+    loaded = []
     for name, splits in sets:
         ev = _load(name, splits)
         if ev is None:
             print(f"structure_fit: data set {name!r} is not configured; skipped", file=sys.stderr)
             continue
-        s, c = counts(ev)
+        loaded.append(ev)
+        used.append(f"{name}/{'+'.join(splits) or 'all'}")
+    user: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    owned: set[str] = set()
+    for ev in loaded:
+        u, n, o = alias_counts(ev)
+        user.update(u)
+        seen.update(n)
+        owned |= o
+    users_own = frozenset(o for o, n in seen.items() if n >= ALIAS_MIN and user[o] >= ALIAS_SHARE * n)
+    nouns = users_own & owned  # "Manager: Priya" is the user's manager, not the user
+    aliases = users_own - owned  # "Cust. moved to Leeds" is the user
+    for ev in loaded:
+        s, c = counts(ev, aliases, nouns)
         sup.update(s)
         coex.update(c)
-        used.append(f"{name}/{'+'.join(splits) or 'all'}")
     frames = {f for k in (*sup, *coex) for f in k}
     self_sup = {f: sup[(f, f)] for f in frames}
     self_coex = {f: coex[(f, f)] for f in frames}
@@ -138,7 +180,8 @@ def fit(sets: Sequence[tuple[str, Sequence[str]]] = DEV_SETS) -> FrameTable:
              and not (set(k) & multi)}
     pairs = {k: (sup[k], coex[k]) for k in set(sup) | set(coex)
              if sup[k] + coex[k] >= MIN_SEEN and (sup[k] or k[0] == k[1])}  # the pairs same_frame can ask
-    table = FrameTable(frozenset(equiv), frozenset(multi), frozenset(single), tuple(used), pairs=pairs)
+    table = FrameTable(frozenset(equiv), frozenset(multi), frozenset(single), tuple(used), pairs=pairs,
+                       user_aliases=aliases, user_nouns=nouns)
     return FrameTable.from_json(table.to_json())
 
 

@@ -304,6 +304,12 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
             # world A's holdout users come through the sealed-split loader (the ledger sees the read)
             hold = set(open_split("world A holdout", world=tl).events["user_id"].astype(str))
             by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
+        if tl.world == "n" and (not splits or "holdout" in splits) and (by_user == "holdout").any():
+            from widemem_bench.sealed import open_split
+
+            # world N's holdout likewise (a measuring set: read once per method version)
+            hold = set(open_split("world N holdout", world=tl).events["user_id"].astype(str))
+            by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
         if splits:
             for sp in splits:
                 split_users[str(sp)] = sorted(str(u) for u in by_user[by_user == sp].index)
