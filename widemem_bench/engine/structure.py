@@ -226,6 +226,8 @@ def supersedes(new: Claim, old: Claim, table: FrameTable) -> bool:
         return False
     if not table.same_frame(new.frame, old.frame):
         return False
+    if new.frame != old.frame and "OTHER" in (new.type, old.type):
+        return False  # two frames of one class name one slot only when both values are typed entities
     if not (table.single_valued(new.frame) and table.single_valued(old.frame)):
         return False
     if not types_agree(new.type, old.type):
