@@ -128,7 +128,7 @@ def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str],
             elif len(chain) == 1:
                 if chain[0] in nouns:
                     return "user", chain[0]
-                return ("user" if chain[0] in names else chain[0]), ""  # "Rosalind has", "mum drives"
+                return ("user" if chain[0] in names else chain[0]), ""  # "Priya has", "mum drives"
             else:
                 return "", ""
         if owner in names:

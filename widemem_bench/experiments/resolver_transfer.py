@@ -33,6 +33,7 @@ from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.experiments.resolver_ceiling import candidate_ranks, ceiling_rows
 from widemem_bench.metrics.bootstrap import bootstrap_ci
 from widemem_bench.metrics.registry import METRICS, register
 from widemem_bench.reports.sections.resolver_transfer import render
@@ -174,48 +175,6 @@ def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: 
             facts)
 
 
-# ---------------------------------------------------------------- candidate ceiling
-def candidate_ranks(events: pd.DataFrame, emb: Any) -> pd.DataFrame:
-    """Per superseding statement (gold ``supersedes``), the rank of the fact it supersedes
-    among the user's distinct earlier facts by cosine to the statement (1 = nearest): what
-    the engine's ``candidate_k`` nearest memories can reach when nothing was retired yet.
-    One encode per text (``emb`` is the replay's cached embedder); ranks are array arithmetic."""
-    ev = events[events["fact_stripped"].notna()].sort_values(["user_id", "at", "fact_id"], kind="stable")
-    out: list[dict[str, Any]] = []
-    for uid, u in ev.groupby("user_id", sort=True):
-        texts = [clean(t) for t in u["fact_stripped"]]
-        ids = [str(f) for f in u["fact_id"]]
-        vecs = emb.encode(texts, kind="passage")
-        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        pos = {f: i for i, f in enumerate(ids)}
-        for j, (old, obl) in enumerate(zip(u["supersedes"], u["oblique"], strict=True)):
-            if old is None or (isinstance(old, float) and math.isnan(old)) or str(old) not in pos:
-                continue
-            i = pos[str(old)]
-            earlier = {texts[k]: k for k in range(j)}  # distinct wordings stored before
-            if texts[i] == texts[j] or texts[i] not in earlier:
-                continue
-            idx = np.fromiter(earlier.values(), dtype=int)
-            sims = vecs[idx] @ vecs[j]
-            target = float(vecs[i] @ vecs[j])
-            out.append({"user_id": str(uid), "rank": int(np.sum(sims > target)) + 1, "pool": len(idx),
-                        "kind": "oblique" if bool(obl) or bool(u["oblique"].iloc[i]) else "direct"})
-    return pd.DataFrame(out, columns=["user_id", "rank", "pool", "kind"])
-
-
-def ceiling_rows(ranks: pd.DataFrame, ks: Sequence[int]) -> list[dict[str, Any]]:
-    """Share of superseded facts outside the k nearest candidates, per k and kind."""
-    rows = []
-    for k in ks:
-        for kind in ("all", "direct", "oblique"):
-            r = ranks if kind == "all" else ranks[ranks["kind"] == kind]
-            miss = int((r["rank"] > k).sum())
-            rows.append({"metric": "candidate_miss", "kind": kind, "candidate_k": int(k),
-                         "value": miss / len(r) if len(r) else math.nan, "ci_lo": math.nan, "ci_hi": math.nan,
-                         "count": miss, "n": len(r)})
-    return rows
-
-
 # ---------------------------------------------------------------- sets
 def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(timelines, meta) of the data set configured in ``configs/dataset/<name>.yaml``."""
@@ -257,9 +216,22 @@ def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users
     return out
 
 
-@experiment("resolver_transfer", honours=("embedder.name", "params"))
-def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
-    p = cfg.get("params") or {}
+_SEALED = {"a": "world A holdout", "n": "world N holdout"}
+
+
+def _sealed_holdout(tl: Any, by_user: pd.Series, splits: Any) -> pd.Series:
+    """World A's and world N's holdout users come through the sealed-split loader (the
+    ledger sees the read: a measuring set, read once per method version)."""
+    name = _SEALED.get(str(tl.world))
+    if name is None or (splits and "holdout" not in splits) or not (by_user == "holdout").any():
+        return by_user
+    from widemem_bench.sealed import open_split
+
+    hold = set(open_split(name, world=tl).events["user_id"].astype(str))
+    return by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
+
+
+def _main_params(p: dict[str, Any]) -> tuple[int, list[str], int]:
     n_boot = int(p.get("n_boot", 1000))
     if n_boot < 1:
         raise ValueError(f"params.n_boot: must be >= 1, got {n_boot}")
@@ -270,6 +242,13 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     candidate_k = int(p.get("candidate_k", 5))
     if candidate_k < 1:
         raise ValueError(f"params.candidate_k: must be >= 1, got {candidate_k}")
+    if p.get("seen") is not None:
+        raise ValueError("params.seen: the † marks come from the entry headers of reports/DESIGN_LOG.md; "
+                         "remove params.seen")
+    return n_boot, resolvers, candidate_k
+
+
+def _ceiling_params(p: dict[str, Any]) -> tuple[list[int], list[str]]:
     ceiling_k = sorted({int(k) for k in (p.get("ceiling_k") or [])})
     if any(k < 1 for k in ceiling_k):
         raise ValueError(f"params.ceiling_k: every candidate count must be >= 1, got {ceiling_k}")
@@ -277,11 +256,47 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     for r in ceiling_resolvers:
         if r not in RESOLVERS:
             raise ValueError(f"params.ceiling_resolvers: {r!r} is not one of {', '.join(RESOLVERS)}")
+    return ceiling_k, ceiling_resolvers
+
+
+def _ceiling_set(set_name: str, ev: pd.DataFrame, emb: Any, split_users: dict[str, list[str]],
+                 all_users: list[str], ks: Sequence[int], resolvers: Sequence[str],
+                 done: dict[str, tuple[Any, float]], candidate_k: int, seed: int) -> list[dict[str, Any]]:
+    """Item 3 of issue 26 for one set: what the candidate count lets a resolver reach, and
+    what it costs (a resolver's main replay is reused at ``candidate_k``)."""
+    out: list[dict[str, Any]] = []
+    ranks = candidate_ranks(ev, emb)
+    for split, users in split_users.items():
+        for row in ceiling_rows(ranks[ranks["user_id"].isin(users)], ks):
+            row.update(set=set_name, split=split, resolver="-", users=len(users))
+            out.append(row)
+    for resolver in resolvers:
+        for k in ks:
+            if k == candidate_k and resolver in done:
+                (updates, sup, facts), secs = done[resolver]
+            else:
+                t0 = time.perf_counter()
+                updates, sup, facts = replay(ev, all_users, emb, resolver, k)
+                secs = time.perf_counter() - t0
+            for split, users in split_users.items():
+                rows = _summarise(updates[updates["user_id"].isin(users)], sup[sup["user_id"].isin(users)],
+                                  facts, users, 1, seed)
+                n_f = int(facts.sum())
+                rows.append({"metric": "ms_per_fact", "kind": "all", "value": 1000 * secs / max(n_f, 1),
+                             "ci_lo": math.nan, "ci_hi": math.nan, "count": 0, "n": n_f})
+                for row in rows:
+                    row.update(set=set_name, split=split, resolver=resolver, users=len(users), candidate_k=k)
+                    out.append(row)
+    return out
+
+
+@experiment("resolver_transfer", honours=("embedder.name", "params"))
+def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
+    p = cfg.get("params") or {}
+    n_boot, resolvers, candidate_k = _main_params(p)
+    ceiling_k, ceiling_resolvers = _ceiling_params(p)
     sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
     emb_name = str((cfg.get("embedder") or {}).get("name"))
-    if p.get("seen") is not None:
-        raise ValueError("params.seen: the † marks come from the entry headers of reports/DESIGN_LOG.md; "
-                         "remove params.seen")
     summary: list[dict[str, Any]] = []
     ceiling: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
@@ -298,18 +313,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         split_users: dict[str, list[str]] = {}
         splits = spec.get("splits")
         by_user = events.groupby("user_id")["split"].first()
-        if tl.world == "a" and (not splits or "holdout" in splits) and (by_user == "holdout").any():
-            from widemem_bench.sealed import open_split
-
-            # world A's holdout users come through the sealed-split loader (the ledger sees the read)
-            hold = set(open_split("world A holdout", world=tl).events["user_id"].astype(str))
-            by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
-        if tl.world == "n" and (not splits or "holdout" in splits) and (by_user == "holdout").any():
-            from widemem_bench.sealed import open_split
-
-            # world N's holdout likewise (a measuring set: read once per method version)
-            hold = set(open_split("world N holdout", world=tl).events["user_id"].astype(str))
-            by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
+        by_user = _sealed_holdout(tl, by_user, splits)
         if splits:
             for sp in splits:
                 split_users[str(sp)] = sorted(str(u) for u in by_user[by_user == sp].index)
@@ -343,31 +347,9 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
                                               embedder=emb_name, split=split, kind=row["kind"], setting=resolver,
                                               set=set_name, n=row["n"], count=row["count"]))
         if ceiling_k:
-            # Item 3 of issue 26: what the candidate count lets a resolver reach, and what it costs.
             with ctx.timer(f"ceiling:{set_name}"):
-                ranks = candidate_ranks(ev, emb)
-            for split, users in split_users.items():
-                for row in ceiling_rows(ranks[ranks["user_id"].isin(users)], ceiling_k):
-                    row.update(set=set_name, split=split, resolver="-", users=len(users))
-                    ceiling.append(row)
-            for resolver in ceiling_resolvers:
-                for k in ceiling_k:
-                    if k == candidate_k and resolver in done:  # the main replay of this resolver
-                        (updates, sup, facts), secs = done[resolver]
-                    else:
-                        t0 = time.perf_counter()
-                        updates, sup, facts = replay(ev, all_users, emb, resolver, k)
-                        secs = time.perf_counter() - t0
-                    for split, users in split_users.items():
-                        rows = _summarise(updates[updates["user_id"].isin(users)], sup[sup["user_id"].isin(users)],
-                                          facts, users, 1, ctx.seed)
-                        n_f = int(facts.sum())
-                        rows.append({"metric": "ms_per_fact", "kind": "all", "value": 1000 * secs / max(n_f, 1),
-                                     "ci_lo": math.nan, "ci_hi": math.nan, "count": 0, "n": n_f})
-                        for row in rows:
-                            row.update(set=set_name, split=split, resolver=resolver, users=len(users),
-                                       candidate_k=k)
-                            ceiling.append(row)
+                ceiling.extend(_ceiling_set(set_name, ev, emb, split_users, all_users, ceiling_k,
+                                            ceiling_resolvers, done, candidate_k, ctx.seed))
     table = pd.DataFrame(summary)
     ceil = pd.DataFrame(ceiling)
     for row in ceiling:
