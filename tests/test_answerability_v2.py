@@ -182,7 +182,7 @@ def test_file_round_trip_and_bad_files(tmp_path) -> None:
 def test_engine_v2_and_v1_by_name(emb) -> None:
     set_scorer_v2(_toy_scorer())
     try:
-        eng = MemoryEngine(emb, EngineConfig(confidence="answerability"))
+        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v2"))
         eng.add_fact("nephew plays the cello", "u1")
         res = eng.search("what instrument do I play?", "u1")
         s = load_scorer_v2("hash-test")
@@ -192,7 +192,7 @@ def test_engine_v2_and_v1_by_name(emb) -> None:
     finally:
         set_scorer_v2(None)
     with pytest.raises(ValueError, match="confidence"):
-        EngineConfig(confidence="answerability_v3")
+        EngineConfig(confidence="answerability_v4")
     assert EngineConfig(confidence="answerability_v1").confidence == "answerability_v1"
 
 

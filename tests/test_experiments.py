@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 import subprocess
@@ -34,6 +35,7 @@ from widemem_bench.experiments.records import (
 from widemem_bench.experiments.resume import should_skip
 from widemem_bench.experiments.runner import execute
 
+ROOT = Path(__file__).resolve().parents[1]
 CFG = {"task_name": "smoke", "seed": 3, "embedder": {"name": "hash-test"},
        "params": {"n": 5}, "paths": {"output_dir": "/x"}, "progress": False}
 
@@ -72,6 +74,10 @@ def test_record_holds_metrics_config_versions_and_timings(tmp_path):
     assert rec["config_hash"] == config_hash({**CFG})
     assert rec["packages"]["numpy"] == np.__version__
     assert "sha" in rec["git"] and rec["machine"]["nproc"] >= 1
+    # the exact install: the sha256 of the committed lock the venv was built from
+    lock = ROOT / "requirements.lock"
+    assert rec["lock"] == {"file": "requirements.lock",
+                           "sha256": hashlib.sha256(lock.read_bytes()).hexdigest()}
     assert rec["timings"]["total"] >= 0
     assert {m["metric"] for m in rec["metrics"]} == {"mean_x", "max_x"}
     pq = pd.read_parquet(tmp_path / rec["files"]["per_query"]["path"])

@@ -56,9 +56,9 @@ CATALOGUE: tuple[Mutation, ...] = (
       "    return w_sim * (similarity * 0.5) + w_imp * imp + w_rec * recency\n",
       "similarity halved in scoring.combine (the one weighted sum)"),
     M("v2_moderate_cutoff", "widemem_bench/answerability/files/minilm-l6.json",
-      ' "cutoffs": [\n  0.8603459947388208,\n  0.6931172260903987,\n',
-      ' "cutoffs": [\n  0.8603459947388208,\n  0.85,\n',
-      "answerability v2 MODERATE cut-off 0.693 -> 0.85 in its committed file"),
+      ' "cutoffs": [\n  0.9817560048286029,\n  0.7020242716771369,\n',
+      ' "cutoffs": [\n  0.9817560048286029,\n  0.85,\n',
+      "answerability v2 MODERATE cut-off 0.702 -> 0.85 in its committed file"),
     # --- weights, decay, adaptation
     M("decay_rate_default", "widemem_bench/engine/config.py",
       "    decay_rate: float = WIDEMEM_DECAY[1]\n", "    decay_rate: float = 0.05\n",
@@ -123,9 +123,9 @@ CATALOGUE: tuple[Mutation, ...] = (
       '  "coef": [\n   0.263719854238073,\n   -0.8510640501539496,\n',
       "answerability v2: the second coefficient's sign flipped"),
     M("v2_low_cutoff", "widemem_bench/answerability/files/minilm-l6.json",
-      "  0.6931172260903987,\n  0.30628689715525226\n",
-      "  0.6931172260903987,\n  0.5\n",
-      "answerability v2 LOW cut-off 0.306 -> 0.5"),
+      "  0.7020242716771369,\n  0.29427952931674106\n",
+      "  0.7020242716771369,\n  0.5\n",
+      "answerability v2 LOW cut-off 0.294 -> 0.5"),
     # --- resolvers, YMYL, embeddings
     M("resolver_reading_removed", "widemem_bench/engine/resolvers.py",
       "                if any(not values_agree(new.slots[a], old.slots[a]) for a in shared):\n"

@@ -1,15 +1,20 @@
-"""Where a result came from: file hashes, the checkout's commit, the CPU, package versions.
+"""Where a result came from: file hashes, the checkout's commit, the CPU, package versions,
+the lock the environment was installed from.
 
 One home for what records, reports, the perf benchmark, the embedder benchmark and the
 external data loaders all stamp on their outputs. Standard library only, so that any
-layer (embedders included) can import it.
+layer (embedders included) can import it, and so that the Makefile can run it as a script
+before `.venv` exists (`python -P widemem_bench/provenance.py check-lock`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import subprocess
+import sys
+import tomllib
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import metadata
@@ -17,6 +22,11 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# `make lock` writes it from pyproject.toml (these extras: what `make test` and `make bench`
+# need); `make venv` installs exactly it, every file hash-checked.
+LOCK_FILE = REPO_ROOT / "requirements.lock"
+LOCK_EXTRAS = ("dev", "peers", "mem0")
+_INPUTS_LINE = "# inputs sha256: "
 
 
 def file_sha256(path: Path) -> str:
@@ -65,3 +75,58 @@ def package_versions(names: Iterable[str]) -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def lock_sha256(path: Path = LOCK_FILE) -> str | None:
+    """sha256 of the lock file, the one name for the exact set of installed packages; None
+    when there is none (the package installed into someone's own environment)."""
+    try:
+        return file_sha256(path)
+    except OSError:
+        return None
+
+
+def lock_inputs_sha256(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
+    """sha256 of what the lock is resolved from: requires-python, the dependencies and the
+    `LOCK_EXTRAS` of pyproject.toml (order-free). Other pyproject edits leave it alone."""
+    project = tomllib.loads(Path(pyproject).read_text())["project"]
+    extras = project.get("optional-dependencies", {})
+    inputs = {
+        "requires-python": project.get("requires-python"),
+        "dependencies": sorted(project.get("dependencies", [])),
+        "extras": {name: sorted(extras.get(name, [])) for name in LOCK_EXTRAS},
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+
+
+def lock_problem(lock: Path = LOCK_FILE, pyproject: Path = REPO_ROOT / "pyproject.toml") -> str | None:
+    """None when `lock` was made from `pyproject`'s current dependencies; else one line
+    saying what to run."""
+    lock = Path(lock)
+    if not lock.is_file():
+        return f"{lock.name} is missing: run `make lock`"
+    recorded = [ln[len(_INPUTS_LINE):].strip() for ln in lock.read_text().splitlines()
+                if ln.startswith(_INPUTS_LINE)]
+    if not recorded:
+        return f"{lock.name} names no inputs sha256 (not made by `make lock`): run `make lock`"
+    if recorded[-1] != lock_inputs_sha256(pyproject):
+        return f"{lock.name} is stale: pyproject.toml's dependencies changed since it was made; run `make lock`"
+    return None
+
+
+def _main(argv: list[str]) -> int:
+    if argv == ["lock-inputs"]:
+        print(lock_inputs_sha256())
+        return 0
+    if argv == ["check-lock"]:
+        problem = lock_problem()
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
+        return 0
+    print("usage: python -P widemem_bench/provenance.py lock-inputs | check-lock", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

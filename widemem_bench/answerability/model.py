@@ -19,10 +19,11 @@ import numpy as np
 
 from widemem_bench.answerability.features import FEATURES
 from widemem_bench.answerability.features_v2 import FEATURES_V2
+from widemem_bench.answerability.features_v3 import FEATURES_V3
 
 MODEL_KIND = "logistic_regression+platt"
-# v1's features and v2's (`answerability.v2`): a stored model must name one of them in order.
-KNOWN_FEATURE_SETS: tuple[tuple[str, ...], ...] = (FEATURES, FEATURES_V2)
+# v1's, v2's (`answerability.v2`) and v3's features: a stored model must name one of them in order.
+KNOWN_FEATURE_SETS: tuple[tuple[str, ...], ...] = (FEATURES, FEATURES_V2, FEATURES_V3)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ class AnswerabilityModel:
         if self.kind != MODEL_KIND:
             raise ValueError(f"model kind must be {MODEL_KIND!r}, got {self.kind!r}")
         if tuple(self.features) not in KNOWN_FEATURE_SETS:
-            raise ValueError(f"model features {list(self.features)} are neither v1's {list(FEATURES)} nor v2's {list(FEATURES_V2)}")
+            raise ValueError(f"model features {list(self.features)} are none of v1's {list(FEATURES)}, v2's "
+                             f"{list(FEATURES_V2)} or v3's ({len(FEATURES_V3)} names)")
         # Folded once: prob = sigmoid(x . w_eff + b_eff).
         w = np.asarray(self.coef) / np.asarray(self.scale)
         object.__setattr__(self, "_w", self.platt_a * w)

@@ -96,23 +96,29 @@ def assess_confidence(
     found by ``model_id``. ``thresholds`` (the similarity thresholds) are not used:
     the probability has its own cut-offs, fitted with the same targets.
 
-    ``version``: "answerability_v1" (this module's scorer, in the calibration file)
-    or "answerability" (v2, `answerability.v2`, in its own file; it embeds the masked
-    texts with ``encoder``, the engine's embedder, or the registry's when None).
+    ``version``: "answerability_v1" (this module's scorer, in the calibration file),
+    "answerability" or its alias "answerability_v2" (`answerability.v2`, in its own file;
+    it embeds the masked texts with ``encoder``, the engine's embedder, or the registry's
+    when None) or "answerability_v3" (opt-in, `answerability.v3`: v2's features plus the
+    query's parse against its memories', in ``<embedder>.v3.json``).
     """
     del thresholds  # the answerability bands use their own calibrated cut-offs
-    if version == "answerability":
+    if version in ("answerability", "answerability_v2", "answerability_v3"):
         from widemem_bench.answerability.v2 import assess_confidence_v2, encoder_fn
+        from widemem_bench.answerability.v3 import assess_confidence_v3
 
+        name = "v3" if version == "answerability_v3" else "v2"
         if embedder is None:
-            raise ValueError("assess_confidence: answerability v2 needs embedder= (registry name)")
+            raise ValueError(f"assess_confidence: answerability {name} needs embedder= (registry name)")
         if encoder is None:
             from widemem_bench.embedders import load_embedder
 
             encoder = load_embedder(embedder)
-        return assess_confidence_v2(query, results, embedder=embedder, encode=encoder_fn(encoder))
+        assess = assess_confidence_v3 if version == "answerability_v3" else assess_confidence_v2
+        return assess(query, results, embedder=embedder, encode=encoder_fn(encoder))
     if version != "answerability_v1":
-        raise ValueError(f"version must be 'answerability' or 'answerability_v1', got {version!r}")
+        raise ValueError("version must be 'answerability' (= 'answerability_v2'), 'answerability_v3' or "
+                         f"'answerability_v1', got {version!r}")
     if embedder is None:
         if model_id is None:
             raise ValueError("assess_confidence needs embedder= (registry name) or model_id=")

@@ -350,7 +350,18 @@ class MemoryEngine:
         facts = self.extractor.extract(text)
         changes, result = self._plan(facts, user_id, when)
         self.store.apply(changes)
+        self._warm(result)
         return result
+
+    def _warm(self, result: AddResult) -> None:
+        """Answerability v3 reads each memory's parse: parse it once, at add time, not at every search."""
+        if self.config.confidence != "answerability_v3" or not result.memories:
+            return
+        try:
+            warm = importlib.import_module("widemem_bench.answerability.v3").warm
+        except ImportError:
+            return  # the search that needs the scorer says so in one line (`_answerability`)
+        warm([m.content for m in result.memories])
 
     @_serialised
     def add_fact(
@@ -372,6 +383,7 @@ class MemoryEngine:
         fact = Fact(" ".join(content.split()), imp, _check_slot(slot))
         changes, result = self._plan([fact], user_id, when)
         self.store.apply(changes)
+        self._warm(result)
         return result
 
     @_serialised
@@ -768,7 +780,7 @@ class MemoryEngine:
         ranked: Sequence[ScoredMemory],
         thresholds: tuple[float, float, float],
     ) -> Confidence:
-        if self.config.confidence.startswith("answerability"):  # v2, or "answerability_v1"
+        if self.config.confidence.startswith("answerability"):  # v2 (also "_v2"), "_v3" or "_v1"
             return self._answerability(query, ranked, thresholds)
         top = ranked[0].raw_similarity_score if ranked else None
         return confidence_from_similarity(top, thresholds)

@@ -47,6 +47,7 @@ from widemem_bench.perf.scale import (
 )
 from widemem_bench.perf.throughput import stage_limit_engine, stage_widemem
 from widemem_bench.reports.sections.perf import render_report
+from widemem_bench.reports.sections.perf_answerability import keep_block
 
 # Re-exported for callers of the old single module (tests, scripts).
 __all__ = ["STAGES", "_scaling_point", "render_report", "resolve_params", "run", "run_perf",
@@ -193,7 +194,7 @@ def run_perf(
     (out / "perf.json").write_text(json.dumps(results, indent=2, default=str))
     if report is not None:
         Path(report).parent.mkdir(parents=True, exist_ok=True)
-        Path(report).write_text(render_report(results))
+        Path(report).write_text(keep_block(Path(report), render_report(results)))
     return results
 
 
@@ -257,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.from_json:
         res = json.loads(Path(args.from_json).read_text())
         res["summary"] = summarise(res)
-        Path(args.out).write_text(render_report(res))
+        Path(args.out).write_text(keep_block(Path(args.out), render_report(res)))
         print(f"wrote {args.out}")
         return 0
     if args.stage:

@@ -150,6 +150,8 @@ def write_run(
         "config": cfg,
         "git": git_info(),
         "packages": package_versions(),
+        # The exact install: every package's version and file hash (`make lock`).
+        "lock": {"file": provenance.LOCK_FILE.name, "sha256": provenance.lock_sha256()},
         "machine": machine_info(),
         "dataset": ctx.info.get("dataset"),
         "extra": {k: v for k, v in ctx.info.items() if k != "dataset"},

@@ -5,8 +5,9 @@
 
 Rows: widemem's bands (its MiniLM table on the top-1 cosine), the calibrated
 thresholds (the committed calibration file of the embedder), answerability v1 (its
-scorer in that file) and v2 (``widemem_bench/answerability/files/<embedder>.json``).
-Columns: world A holdout, world B (when its dataset config exists; memories name-stripped
+scorer in that file), v2 (``widemem_bench/answerability/files/<embedder>.json``) and v3
+(``<embedder>.v3.json``, fitted on world A, C and N train + validation).
+Columns: world N holdout (when its dataset config exists), world A holdout, world B (when its dataset config exists; memories name-stripped
 as the engine's extractor stores them, and as stored in the notes), widemem's fixture
 (facts as stored and name-stripped, train and holdout users) and LoCoMo (turns as
 "Speaker: text"; no method reads the speaker list). Every cut-off was chosen on world
@@ -34,8 +35,8 @@ import pandas as pd
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment, report_section
 
-METHODS = ("widemem bands", "calibrated thresholds", "answerability v1", "answerability v2")
-SET_ORDER = ("world A holdout", "world B", "world B, facts as stored", "fixture stored, train", "fixture stored, holdout",
+METHODS = ("widemem bands", "calibrated thresholds", "answerability v1", "answerability v2", "answerability v3")
+SET_ORDER = ("world N holdout", "world A holdout", "world B", "world B, facts as stored", "fixture stored, train", "fixture stored, holdout",
              "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")
 # Unanswerable kinds pooled per set (the fixture's "unrelated" included).
 NEGATIVE = "unanswerable"
@@ -59,11 +60,17 @@ def cell_mark(method: str, set_name: str, seen: Any = None) -> str:
     return mark(m, s, seen) if m and s else ""
 
 
-def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: Any, fixture_path: Any) -> list[Any]:
+def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: Any, fixture_path: Any,
+              world_n: Any | None = None) -> list[Any]:
     from widemem_bench.answerability.sets import fixture_searches, locomo_searches, world_searches
     from widemem_bench.sealed import open_split
 
     out = []
+    if world_n is not None:
+        # only the holdout users are embedded and searched (a search sees its own user's memories)
+        n = world_searches(open_split("world N holdout", world=world_n), embedder, "world_n")
+        n.name = "world N holdout"
+        out.append(n)
     # a search sees only its own user's memories: the holdout users alone give the same searches
     a = world_searches(open_split("world A holdout", world=world_a), embedder, "timelines")
     a.name = "world A holdout"
@@ -88,7 +95,8 @@ def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: 
     return out
 
 
-def method_scores(s: Any, embedder: Any, *, cal: Any, v1: Any, v2: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def method_scores(s: Any, embedder: Any, *, cal: Any, v1: Any, v2: Any,
+                  v3: Any = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(score, band code) per method for one set of searches."""
     from widemem_bench.answerability.v2 import feature_rows
     from widemem_bench.calibration import assign_bands
@@ -107,6 +115,11 @@ def method_scores(s: Any, embedder: Any, *, cal: Any, v1: Any, v2: Any) -> dict[
         x2 = feature_rows(s.frame["query"].tolist(), s.contents, s.cosines, embedder, v2.prototypes)
         p2 = v2.model.predict_proba(x2)
         out["answerability v2"] = (p2, assign_bands(p2, v2.cutoffs))
+    if v3 is not None:
+        from widemem_bench.answerability.v3 import feature_rows_v3
+
+        p3 = v3.model.predict_proba(feature_rows_v3(s.frame["query"].tolist(), s.contents, s.cosines, embedder))
+        out["answerability v3"] = (p3, assign_bands(p3, v3.cutoffs))
     return out
 
 
@@ -170,18 +183,28 @@ def load_methods(embedder_name: str, calibration_dir: Any = None,
     return cal, v1, load_scorer_v2(embedder_name, answerability_dir)
 
 
+def load_v3(embedder_name: str, answerability_dir: Any = None) -> Any:
+    """The v3 scorer of one embedder (``<embedder>.v3.json``), or None when that embedder has none."""
+    from widemem_bench.answerability.v3 import load_scorer_v3, scorer_path_v3
+
+    if not scorer_path_v3(embedder_name, answerability_dir).is_file():
+        return None
+    return load_scorer_v3(embedder_name, answerability_dir)
+
+
 def compute_transfer(embedder: Any, *, world_a: Any, world_b: Any | None = None, locomo_path: Any = None,
                      fixture_path: Any = None, n_boot: int = 1000, seed: int = 0,
-                     methods: tuple[Any, Any, Any] | None = None) -> pd.DataFrame:
+                     methods: tuple[Any, Any, Any] | None = None, v3: Any = None,
+                     world_n: Any | None = None) -> pd.DataFrame:
     """The long transfer table: one row per (set, method); ``methods`` from `load_methods`
-    (default: the committed files of the embedder)."""
+    (default: the committed files of the embedder), ``v3`` from `load_v3`."""
     cal, v1, v2 = methods or load_methods(embedder.name)
     rows = []
     for s in _searches(embedder, world_a=world_a, world_b=world_b, locomo_path=locomo_path,
-                       fixture_path=fixture_path):
+                       fixture_path=fixture_path, world_n=world_n):
         kinds = s.frame["kind"].to_numpy(dtype=str)
         groups = s.frame["group"].to_numpy()
-        scores = method_scores(s, embedder, cal=cal, v1=v1, v2=v2)
+        scores = method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3)
         for method, (score, bands) in scores.items():
             row = {"set": s.name, "method": method, "embedder": embedder.name,
                    **cell(score, bands, kinds, groups, n_boot=n_boot, seed=seed)}
@@ -255,7 +278,9 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
     lines = [
         "## Transfer: confidence methods outside the world they were fitted on", "",
         f"Embedder {emb}. Every cut-off and model was chosen on world A (train, and validation for v2's "
-        "model selection); nothing below is fitted on the set it is measured on. Each cell: AUROC (answerable "
+        "model selection; for v3: the train and validation users of worlds A, C and N, its cut-offs certified "
+        "on half of those users); nothing below is fitted on the set it is measured on. World N holdout: the "
+        "natural-register world's sealed users. Each cell: AUROC (answerable "
         "against every unanswerable kind of the set); recall = answerable at MODERATE or above; false "
         "confidence = unanswerable at MODERATE or above, at the method's own MODERATE cut-off. 95% intervals: "
         "cluster bootstrap by user (LoCoMo: by conversation; the fixture has 4 train and 2 holdout users, so "
@@ -312,6 +337,16 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
 # ---------------------------------------------------------------------------- entry points
 
 
+def _world_n(paths: dict[str, Any]) -> Any | None:
+    """World N when its dataset config exists, else None."""
+    from widemem_bench.experiments.data import load_dataset
+    from widemem_bench.timelines.materialize import CONFIG_DIR, read_config
+
+    if not (Path(CONFIG_DIR) / "world_n.yaml").is_file():
+        return None
+    return load_dataset(read_config("world_n"), paths)[0]
+
+
 def _world_b(paths: dict[str, Any]) -> Any | None:
     """World B when its dataset config exists (branch worldb), else None."""
     from widemem_bench.experiments.data import load_dataset
@@ -330,10 +365,12 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     dirs = {k: p.get(k) for k in ("calibration_dir", "answerability_dir")}
     # The files first: a missing one stops the run in one line before any data set is built.
     methods = load_methods(emb.name, dirs["calibration_dir"], dirs["answerability_dir"])
+    v3 = load_v3(emb.name, dirs["answerability_dir"])
     with ctx.timer("transfer"):
-        table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(cfg.get("paths") or {}),
+        paths = cfg.get("paths") or {}
+        table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(paths),
                                  locomo_path=p.get("locomo_path"), fixture_path=p.get("fixture_path"),
-                                 n_boot=n_boot, seed=ctx.seed, methods=methods)
+                                 n_boot=n_boot, seed=ctx.seed, methods=methods, v3=v3, world_n=_world_n(paths))
     md = ctx.output_dir / "transfer.md"
     # The fragment names the settings its figures depend on, whatever the overrides were.
     files = "".join(f" params.{k}={v}" for k, v in dirs.items() if v is not None)
@@ -378,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ValueError(f"--n-boot must be a positive integer, got {args.n_boot}")
     emb = load_embedder(args.embedder)
     table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
-                             n_boot=args.n_boot, seed=args.seed)
+                             n_boot=args.n_boot, seed=args.seed, v3=load_v3(args.embedder), world_n=_world_n({}))
     if args.table is not None:
         table.to_parquet(args.table)
     args.out.parent.mkdir(parents=True, exist_ok=True)

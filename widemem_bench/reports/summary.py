@@ -251,7 +251,17 @@ def _s_transfer(sources: Mapping[str, Any], seen: Mapping[str, Any] | None = Non
     if diff is not None:
         s += (f"; on LoCoMo v2 minus the top-1 cosine is {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"
               f"{m['LoCoMo']} AUROC (paired bootstrap by conversation)")
-    return s + "."
+    v3 = {k: _row(r, "transfer_auroc", setting="answerability v3", split=k)
+          for k in ("world N holdout", "world B", "LoCoMo")}
+    if v3["world N holdout"] is None:
+        return s + "."
+    wn = _row(r, "transfer_auroc", setting="widemem bands", split="world N holdout")
+    rest = "".join(f", {k} {fmt_ci(v3[k], pct=False)}" for k in ("world B", "LoCoMo") if v3[k] is not None)
+    # which sets v3's decisions saw: its development worlds only (reports/DESIGN_LOG.md, entry V3)
+    return s + (f"; answerability v3 (opt-in, `confidence=\"answerability_v3\"`), every decision of it made on "
+                f"worlds A, C and N's train and validation users only, reaches {fmt_ci(v3['world N holdout'], pct=False)} on world N's holdout"
+                + (f" against {fmt_ci(wn, pct=False)} for widemem's bands" if wn else "") + f"{rest}.")
+
 
 
 def _resolver_row(r: pd.DataFrame, set_name: str, split: str, kind: str = "direct") -> dict[str, Any] | None:

@@ -59,9 +59,10 @@ def agreement_lines(results: pd.DataFrame, run_dir: Path | None) -> list[str]:
         "",
         f"- questions: {int(val('n_questions'))}; band agreement {_pct(val('band_agreement'))}, "
         f"top-1 {_pct(val('top1_agreement'))}, full top-k order {_pct(val('topk_order_agreement'))}",
-        f"- largest difference over memories both returned: raw similarity {val('max_raw_similarity_diff'):.2e}, "
-        f"final score {val('max_final_score_diff'):.2e} (float32 sums in another order, one text per "
-        "encode call vs batches, two wall clocks microseconds apart)",
+        f"- largest difference over memories both returned: raw similarity {_bound(val('max_raw_similarity_diff'))}, "
+        f"final score {_bound(val('max_final_score_diff'))} (float32 sums in another order, one text per "
+        "encode call vs batches, two wall clocks microseconds apart; printed as a power-of-ten bound "
+        "because the last bits move with the install's BLAS and FAISS builds)",
         "- disagreements by cause (tie, boost_tie, float_threshold, candidate_pool, score): "
         + (", ".join(f"{k}: {int(v)}" for k, v in zip(causes["kind"], causes["value"], strict=True)) or "none"),
     ]
@@ -88,10 +89,28 @@ def grid_lines(run_dir: Path | None) -> list[str]:
            md_table(table)]
     dis = _table(run_dir, "grid_disagreements")
     if dis is not None and len(dis):
+        # An exact tie (cause and order cause "tie" or none) is ordered by float rounding, which
+        # moves with the install: counted, not listed, so the report reproduces across installs.
+        tie = dis["cause"].isin(["", "tie"]) & dis.get("order_cause", pd.Series("", index=dis.index)).isin(["", "tie"])
+        rest = dis[~tie]
         cols = ["setting", "question_id", "engine_band", "widemem_band", "cause", "order_cause", "detail"]
-        out += ["", "Every disagreement and top-k order difference, with its cause:", "",
-                md_table(dis[[c for c in cols if c in dis.columns]].head(40))]
+        out += ["", f"Exact ties whose two memories came out in either order (float rounding): {_tie_count(int(tie.sum()))}."]
+        if len(rest):
+            out += ["", "Every other disagreement and top-k order difference, with its cause:", "",
+                    md_table(rest[[c for c in cols if c in rest.columns]].head(40))]
     return out
+
+
+def _tie_count(n: int) -> str:
+    """How many tied answers, to within a band: their number moves with float rounding too."""
+    return "none" if n == 0 else "fewer than 10" if n < 10 else f"{10 * (n // 10)} or more"
+
+
+def _bound(x: float) -> str:
+    """A float-noise difference as the power of ten it stays below (its digits are the install's)."""
+    if not math.isfinite(x):
+        return "n/a"
+    return "0" if x <= 0 else f"< 1e{math.floor(math.log10(x)) + 1:+03d}"
 
 
 def adapter_lines(run_dir: Path | None) -> list[str]:

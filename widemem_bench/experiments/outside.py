@@ -1,0 +1,147 @@
+"""Outside hand-written answer sets: Youden J at MODERATE+ per confidence method.
+
+    python -m widemem_bench.experiments.outside --dir datasets/outside --out reports/outside.md
+
+The sets (``answer_set1.jsonl``, ``answer_set2.jsonl``) are written blind to the
+project's methods and kept outside the repository; they are measuring sets, read once
+per method version and logged in reports/DESIGN_LOG.md. One JSON object per user:
+``facts`` (``id``, ``text``, ``day``) and ``questions`` (``id``, ``text``, ``kind``:
+answerable, hard_negative, other_person, unrelated).
+
+Each question is searched by cosine over its user's facts as stored (top 10, as
+`sets.fixture_searches` does); every method of the transfer table scores the same
+searches (`transfer.method_scores`). J = recall (answerable at MODERATE or above) minus
+false confidence (unanswerable at MODERATE or above), with a 95 % cluster bootstrap by user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SETS = ("answer_set1", "answer_set2")
+KINDS = ("answerable", "hard_negative", "other_person", "unrelated")
+
+
+def outside_searches(embedder: Any, path: Path) -> Any:
+    """One `Searches` of a JSON-lines answer set (a one-line error for a missing or bad file)."""
+    from widemem_bench.answerability.sets import MAX_RESULTS, Searches
+
+    if not path.is_file():
+        raise ValueError(f"outside set {path} not found")
+    rows, contents, cosines = [], [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            u = json.loads(line)
+            facts = [str(f["text"]) for f in u["facts"]]
+            qs = [(str(q["id"]), str(q["text"]), str(q["kind"])) for q in u["questions"]]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{n}: not an answer-set user ({exc})") from None
+        bad = sorted({k for _, _, k in qs} - set(KINDS))
+        if bad:
+            raise ValueError(f"{path}:{n}: unknown question kinds {bad}")
+        mv = np.asarray(embedder.encode(facts, kind="passage"), dtype=np.float32)
+        qv = np.asarray(embedder.encode([t for _, t, _ in qs], kind="query"), dtype=np.float32)
+        sims = qv @ mv.T
+        for i, (qid, text, kind) in enumerate(qs):
+            order = np.argsort(-sims[i], kind="stable")[:MAX_RESULTS]
+            contents.append([facts[j] for j in order])
+            cosines.append([float(sims[i, j]) for j in order])
+            rows.append({"qid": f"{u['user_id']}-{qid}", "group": str(u["user_id"]), "split": "all",
+                         "kind": kind, "query": text, "register": str(u.get("register", ""))})
+    frame = pd.DataFrame(rows)
+    frame["top1"] = [c[0] if c else -1.0 for c in cosines]
+    return Searches(path.stem, frame, contents, cosines)
+
+
+def youden(bands: np.ndarray, kinds: np.ndarray) -> tuple[float, float, float]:
+    """(J, recall, false confidence) at MODERATE or above (band code >= 2)."""
+    up = bands >= 2
+    pos = kinds == "answerable"
+    rec = float(up[pos].mean()) if pos.any() else float("nan")
+    fc = float(up[~pos].mean()) if (~pos).any() else float("nan")
+    return rec - fc, rec, fc
+
+
+def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    from widemem_bench.experiments.transfer import load_methods, load_v3, method_scores
+    from widemem_bench.metrics import auroc
+
+    cal, v1, v2 = load_methods(embedder.name)
+    v3 = load_v3(embedder.name)
+    rows = []
+    for name in SETS:
+        s = outside_searches(embedder, directory / f"{name}.jsonl")
+        kinds = s.frame["kind"].to_numpy(dtype=str)
+        users = s.frame["group"].to_numpy(dtype=str)
+        uniq = np.unique(users)
+        rng = np.random.default_rng(seed)
+        boots = [np.concatenate([np.flatnonzero(users == u) for u in rng.choice(uniq, uniq.size)])
+                 for _ in range(n_boot)]
+        for method, (score, bands) in method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3).items():
+            j, rec, fc = youden(bands, kinds)
+            js = np.array([youden(bands[b], kinds[b])[0] for b in boots])
+            row = {"set": name, "method": method, "embedder": embedder.name, "j": j,
+                   "j_lo": float(np.nanpercentile(js, 2.5)), "j_hi": float(np.nanpercentile(js, 97.5)),
+                   "recall": rec, "false_confidence": fc,
+                   "auroc": float(auroc(score, np.where(kinds == "answerable", "answerable", "unanswerable"))),
+                   "n": int(kinds.size), "n_users": int(uniq.size)}
+            for k in KINDS[1:]:
+                m = kinds == k
+                row[f"fc_{k}"] = float((bands[m] >= 2).mean()) if m.any() else float("nan")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def outside_markdown(table: pd.DataFrame, command: str) -> str:
+    lines = ["## Outside hand-written answer sets (blind, measuring)", "",
+             "Youden J at MODERATE or above = recall (answerable at MODERATE+) minus false confidence (every "
+             "unanswerable kind at MODERATE+), 95% cluster bootstrap by user; AUROC of the method's score. "
+             "Questions searched by cosine over the user's facts as written (top 10). Read once per method "
+             "version (reports/DESIGN_LOG.md).", "", f"Command: `{command}`.", "",
+             "| set | method | J [95%] | recall | false conf. | hard neg. | other person | unrelated | AUROC |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in table.to_dict("records"):
+        lines.append(f"| {r['set']} | {r['method']} | {r['j']:.3f} [{r['j_lo']:.3f}, {r['j_hi']:.3f}] | "
+                     f"{r['recall']:.2f} | {r['false_confidence']:.2f} | {r['fc_hard_negative']:.2f} | "
+                     f"{r['fc_other_person']:.2f} | {r['fc_unrelated']:.2f} | {r['auroc']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from widemem_bench.embedders import load_embedder
+
+    ap = argparse.ArgumentParser(prog="python -m widemem_bench.experiments.outside")
+    ap.add_argument("--dir", type=Path, required=True, help="folder holding answer_set1.jsonl and answer_set2.jsonl")
+    ap.add_argument("--embedder", default="minilm-l6")
+    ap.add_argument("--out", type=Path, default=Path("reports/outside.md"))
+    ap.add_argument("--n-boot", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    for name in SETS:
+        if not (args.dir / f"{name}.jsonl").is_file():
+            raise ValueError(f"--dir: {args.dir / name}.jsonl not found")
+    table = outside_table(load_embedder(args.embedder), args.dir, n_boot=args.n_boot, seed=args.seed)
+    command = (f"python -m widemem_bench.experiments.outside --dir {args.dir} --embedder {args.embedder} "
+               f"--out {args.out} --n-boot {args.n_boot} --seed {args.seed}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(outside_markdown(table, command), encoding="utf-8")
+    print(outside_markdown(table, command))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
