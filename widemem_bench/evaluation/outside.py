@@ -9,7 +9,7 @@ order (``add_fact`` at 2025-01-01 + day). Read at the end:
 - a **true fact lost** is a fact that is not in ``old``, not the new one, and no longer
   stored (in a keep scenario: any earlier fact); it must be 0.
 
-    python -m widemem_bench.evaluation.outside /work/outside/updates_set1.jsonl \\
+    python -m widemem_bench.evaluation.outside datasets/outside/updates_set1.jsonl \\
         --resolvers rule structure [--embedder minilm-l6] [--out outputs/outside.md]
 """
 
