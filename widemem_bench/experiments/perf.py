@@ -73,7 +73,9 @@ DEFAULTS: dict[str, Any] = {
     "scaling_facts_per_user": 20,  # memories per user on the users curve
     "sweep_settings": 200,
     "sweep_embedders": ["minilm-l6", "minilm-l3"],
-    "engine_sqlite": True,  # also time the engine on its SQLite store (durable, like widemem's history)
+    "engine_sqlite": True,
+    # (2r) also replay with these resolvers, back to back with (2) (issue 26: structure keeps >= half)
+    "engine_resolvers": ["structure"],  # also time the engine on its SQLite store (durable, like widemem's history)
     "cache_dir": None,  # warm embedding cache of stages 4 and 6 (None: the project's default)
     "stages": ["limit_engine", "widemem", "sweep", "scaling", "joblib"],
     "in_process": False,  # tests: run stages in this process (no peak-RSS isolation)
@@ -93,6 +95,11 @@ def resolve_params(params: dict[str, Any] | None) -> dict[str, Any]:
                 "scaling_facts_per_user", "sweep_settings"):
         if int(out[key]) < 1:
             raise ValueError(f"params.{key}: must be >= 1, got {out[key]}")
+    from widemem_bench.engine.config import RESOLVERS
+
+    wrong = [r for r in out["engine_resolvers"] or () if r not in RESOLVERS or r == "llm"]
+    if wrong:
+        raise ValueError(f"params.engine_resolvers: unknown or networked resolver(s) {wrong}")
     bad = [s for s in out["stages"] if s not in STAGES]
     if bad:
         raise ValueError(f"params.stages: unknown stage(s) {bad} (known: {', '.join(STAGES)})")

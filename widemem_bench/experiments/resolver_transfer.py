@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,11 +33,12 @@ from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.experiments.resolver_ceiling import candidate_ranks, ceiling_rows
 from widemem_bench.metrics.bootstrap import bootstrap_ci
 from widemem_bench.metrics.registry import METRICS, register
 from widemem_bench.reports.sections.resolver_transfer import render
 
-RESOLVERS = ("append", "rule", "oracle")
+RESOLVERS = ("append", "rule", "structure", "oracle")
 RATE_METRIC = "resolver_event_rate"
 
 
@@ -214,9 +216,22 @@ def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users
     return out
 
 
-@experiment("resolver_transfer", honours=("embedder.name", "params"))
-def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
-    p = cfg.get("params") or {}
+_SEALED = {"a": "world A holdout", "n": "world N holdout"}
+
+
+def _sealed_holdout(tl: Any, by_user: pd.Series, splits: Any) -> pd.Series:
+    """World A's and world N's holdout users come through the sealed-split loader (the
+    ledger sees the read: a measuring set, read once per method version)."""
+    name = _SEALED.get(str(tl.world))
+    if name is None or (splits and "holdout" not in splits) or not (by_user == "holdout").any():
+        return by_user
+    from widemem_bench.sealed import open_split
+
+    hold = set(open_split(name, world=tl).events["user_id"].astype(str))
+    return by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
+
+
+def _main_params(p: dict[str, Any]) -> tuple[int, list[str], int]:
     n_boot = int(p.get("n_boot", 1000))
     if n_boot < 1:
         raise ValueError(f"params.n_boot: must be >= 1, got {n_boot}")
@@ -227,12 +242,63 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     candidate_k = int(p.get("candidate_k", 5))
     if candidate_k < 1:
         raise ValueError(f"params.candidate_k: must be >= 1, got {candidate_k}")
-    sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
-    emb_name = str((cfg.get("embedder") or {}).get("name"))
     if p.get("seen") is not None:
         raise ValueError("params.seen: the † marks come from the entry headers of reports/DESIGN_LOG.md; "
                          "remove params.seen")
+    return n_boot, resolvers, candidate_k
+
+
+def _ceiling_params(p: dict[str, Any]) -> tuple[list[int], list[str]]:
+    ceiling_k = sorted({int(k) for k in (p.get("ceiling_k") or [])})
+    if any(k < 1 for k in ceiling_k):
+        raise ValueError(f"params.ceiling_k: every candidate count must be >= 1, got {ceiling_k}")
+    ceiling_resolvers = [str(r) for r in (p.get("ceiling_resolvers") or [])]
+    for r in ceiling_resolvers:
+        if r not in RESOLVERS:
+            raise ValueError(f"params.ceiling_resolvers: {r!r} is not one of {', '.join(RESOLVERS)}")
+    return ceiling_k, ceiling_resolvers
+
+
+def _ceiling_set(set_name: str, ev: pd.DataFrame, emb: Any, split_users: dict[str, list[str]],
+                 all_users: list[str], ks: Sequence[int], resolvers: Sequence[str],
+                 done: dict[str, tuple[Any, float]], candidate_k: int, seed: int) -> list[dict[str, Any]]:
+    """Item 3 of issue 26 for one set: what the candidate count lets a resolver reach, and
+    what it costs (a resolver's main replay is reused at ``candidate_k``)."""
+    out: list[dict[str, Any]] = []
+    ranks = candidate_ranks(ev, emb)
+    for split, users in split_users.items():
+        for row in ceiling_rows(ranks[ranks["user_id"].isin(users)], ks):
+            row.update(set=set_name, split=split, resolver="-", users=len(users))
+            out.append(row)
+    for resolver in resolvers:
+        for k in ks:
+            if k == candidate_k and resolver in done:
+                (updates, sup, facts), secs = done[resolver]
+            else:
+                t0 = time.perf_counter()
+                updates, sup, facts = replay(ev, all_users, emb, resolver, k)
+                secs = time.perf_counter() - t0
+            for split, users in split_users.items():
+                rows = _summarise(updates[updates["user_id"].isin(users)], sup[sup["user_id"].isin(users)],
+                                  facts, users, 1, seed)
+                n_f = int(facts.sum())
+                rows.append({"metric": "ms_per_fact", "kind": "all", "value": 1000 * secs / max(n_f, 1),
+                             "ci_lo": math.nan, "ci_hi": math.nan, "count": 0, "n": n_f})
+                for row in rows:
+                    row.update(set=set_name, split=split, resolver=resolver, users=len(users), candidate_k=k)
+                    out.append(row)
+    return out
+
+
+@experiment("resolver_transfer", honours=("embedder.name", "params"))
+def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
+    p = cfg.get("params") or {}
+    n_boot, resolvers, candidate_k = _main_params(p)
+    ceiling_k, ceiling_resolvers = _ceiling_params(p)
+    sets = p.get("sets") or [{"name": (cfg.get("dataset") or {}).get("name", "timelines")}]
+    emb_name = str((cfg.get("embedder") or {}).get("name"))
     summary: list[dict[str, Any]] = []
+    ceiling: list[dict[str, Any]] = []
     metrics: list[dict[str, Any]] = []
     upd_tables: list[pd.DataFrame] = []
     sup_tables: list[pd.DataFrame] = []
@@ -247,12 +313,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         split_users: dict[str, list[str]] = {}
         splits = spec.get("splits")
         by_user = events.groupby("user_id")["split"].first()
-        if tl.world == "a" and (not splits or "holdout" in splits) and (by_user == "holdout").any():
-            from widemem_bench.sealed import open_split
-
-            # world A's holdout users come through the sealed-split loader (the ledger sees the read)
-            hold = set(open_split("world A holdout", world=tl).events["user_id"].astype(str))
-            by_user = by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")
+        by_user = _sealed_holdout(tl, by_user, splits)
         if splits:
             for sp in splits:
                 split_users[str(sp)] = sorted(str(u) for u in by_user[by_user == sp].index)
@@ -267,9 +328,12 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         ev = events[events["user_id"].isin(all_users)]
         with ctx.timer(f"encode:{set_name}"):
             emb = MemoEmbedder(ctx.embedder(), ev["fact_stripped"].dropna(), kinds=("passage",))
+        done: dict[str, tuple[Any, float]] = {}
         for resolver in resolvers:
             with ctx.timer(f"replay:{set_name}:{resolver}"):
+                t0 = time.perf_counter()
                 updates, sup, facts = replay(ev, all_users, emb, resolver, candidate_k)
+                done[resolver] = ((updates.copy(), sup.copy(), facts), time.perf_counter() - t0)
             updates["set"], sup["set"], updates["resolver"], sup["resolver"] = set_name, set_name, resolver, resolver
             upd_tables.append(updates)
             sup_tables.append(sup)
@@ -282,11 +346,24 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
                     metrics.append(metric_row(row["metric"], row["value"], (row["ci_lo"], row["ci_hi"]),
                                               embedder=emb_name, split=split, kind=row["kind"], setting=resolver,
                                               set=set_name, n=row["n"], count=row["count"]))
+        if ceiling_k:
+            with ctx.timer(f"ceiling:{set_name}"):
+                ceiling.extend(_ceiling_set(set_name, ev, emb, split_users, all_users, ceiling_k,
+                                            ceiling_resolvers, done, candidate_k, ctx.seed))
     table = pd.DataFrame(summary)
+    ceil = pd.DataFrame(ceiling)
+    for row in ceiling:
+        if row["metric"] in ("candidate_miss", "survival"):
+            metrics.append(metric_row(f"ceiling_{row['metric']}", row["value"], None, embedder=emb_name,
+                                      split=row["split"], kind=row["kind"], setting=row["resolver"],
+                                      set=row["set"], n=row["n"], count=row["count"],
+                                      candidate_k=row["candidate_k"]))
     md = ctx.output_dir / "resolver_transfer.md"
     md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text(render(table, emb_name, candidate_k, None, metas) + "\n")
+    md.write_text(render(table, emb_name, candidate_k, None, metas, ceil) + "\n")
     tables = {"summary": table}
+    if not ceil.empty:
+        tables["ceiling"] = ceil
     if upd_tables:
         tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
     per_query = pd.concat(sup_tables, ignore_index=True).astype({"at": "datetime64[us]"}) if sup_tables else None

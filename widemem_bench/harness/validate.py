@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
-RESOLVERS = ("append", "rule", "oracle", "llm")
+RESOLVERS = ("append", "rule", "structure", "oracle", "llm")
 MODES = ("fast", "balanced", "deep")
 THRESHOLD_SOURCES = ("widemem", "calibrated", "explicit")
 WEIGHT_KEYS = ("similarity", "importance", "recency")

@@ -48,17 +48,35 @@ from widemem_bench.perf.common import (
 
 
 def _offline_run(cold: Any, facts: list[str], questions: list[str], steps: list[Any], mode: str,
-                 store: Path | None = None) -> tuple[float, int]:
-    """The engine through the bulk loader; returns (encode seconds, texts encoded)."""
+                 store: Path | None = None, resolver: str | None = None,
+                 parse_dir: Path | None = None) -> tuple[float, int]:
+    """The engine through the bulk loader; returns (encode seconds, texts encoded).
+
+    ``resolver``: another resolver than the engine default; ``structure`` gets a parser on
+    a fresh cache folder ``parse_dir`` (every parse a miss) that parses every fact in one
+    batch before the first call, as the bulk loader encodes them (lookahead, offline)."""
     pre = PrefetchedEmbedder(cold)
     t0 = time.perf_counter()
     pre.prefetch(facts, "passage")
     pre.prefetch(questions, "query")
     t_enc = time.perf_counter() - t0
-    engine = _engine(pre, store_path=store)
+    engine = _engine(pre, {"resolver": resolver} if resolver else None, store_path=store)
+    if resolver == "structure":
+        from widemem_bench.language import Parser
+
+        parser = Parser(cache_dir=parse_dir, progress=False)
+        parser.parse_many(facts)
+        engine.resolver._parser = parser  # type: ignore[attr-defined]
     replay_engine(engine, steps, mode=mode)
     engine.close()
     return t_enc, pre.inner_texts
+
+
+def _load_parser() -> None:
+    """Load the spaCy pipeline outside the timed block (as the encoder's warm-up does)."""
+    from widemem_bench.language import default_parser
+
+    _ = default_parser().nlp
 
 
 def _limit_run(emb: Any, facts: list[str], questions: list[str]) -> None:
@@ -90,6 +108,14 @@ def _limit_round(r: int, p: dict[str, Any], work: Path, limit_embs: dict[str, An
     best = min(limit_embs, key=lambda n: acc["limit_s_by"][n][-1])  # this round's limit: the faster runtime
     acc["limit_s"].append(acc["limit_s_by"][best][-1])
     acc["limit_cpu_s"].append(acc["limit_cpu_by"][best][-1])
+    for res in p.get("engine_resolvers") or ():  # (2r) the same with another resolver, cold caches
+        cold_r = _cold_embedder(eng_name, work, f"{r}{res}")
+        cold_r.encode(WARMUP, "passage")
+        _load_parser()
+        _one_thread()
+        dt_r, _ = _timed(functools.partial(_offline_run, cold_r, facts, questions, steps, p["mode"],
+                                           resolver=res, parse_dir=work / f"parse-{r}-{res}"))
+        acc["engine_resolver_s"].setdefault(res, []).append(dt_r)
     if p["engine_sqlite"]:  # (2b) the same on the SQLite store: a second cold cache, a fresh file
         cold_b = _cold_embedder(eng_name, work, f"{r}b")
         cold_b.encode(WARMUP, "passage")
@@ -120,6 +146,7 @@ def stage_limit_engine(p: dict[str, Any], work: Path) -> dict[str, Any]:
                                            "engine_encode_s", "engine_sqlite_s", "texts_computed_per_engine_run")}
     acc["limit_s_by"] = {n: [] for n in names}
     acc["limit_cpu_by"] = {n: [] for n in names}
+    acc["engine_resolver_s"] = {}
     for r in range(int(p["repeats"])):
         _limit_round(r, p, work, limit_embs, (facts, questions, steps), acc)
     # One text per call, as widemem encodes: batched / single is what batching alone gains.
@@ -143,6 +170,10 @@ def stage_limit_engine(p: dict[str, Any], work: Path) -> dict[str, Any]:
         "engine_ops_per_s": n_ops / median(acc["engine_s"]),
         "engine_ops_per_cpu_s": n_ops / median(acc["engine_cpu_s"]),
         "engine_sqlite_s": t_sqlite,
+        # (2r) per resolver: texts/s, and per round its time / the default engine's (back to back)
+        "engine_resolver_texts_per_s": {k: n_texts / median(v) for k, v in acc["engine_resolver_s"].items()},
+        "engine_resolver_ratios": {k: [a / b for a, b in zip(acc["engine_s"], v, strict=True)]
+                                   for k, v in acc["engine_resolver_s"].items()},
         "engine_sqlite_ops_per_s": n_ops / median(t_sqlite) if t_sqlite else None,
         "rss_after_model_mb": rss_model, "peak_rss_mb": peak_rss_mb(),
     }

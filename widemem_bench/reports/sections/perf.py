@@ -131,6 +131,12 @@ def _offline_rows(le: dict[str, Any], wm: dict[str, Any]) -> list[str]:
         out.append(f"| 2b engine, SQLite store | as 2, store on disk (WAL, one committed transaction per add) | "
                    f"{_fmt(le['n_texts'])} | {_fmt(n2)} | {_fmt(median(le['engine_sqlite_s']), 2)} | "
                    f"{_fmt(le['n_texts'] / median(le['engine_sqlite_s']))} | {_fmt(le['engine_sqlite_ops_per_s'])} |")
+    for res, tps in (le.get("engine_resolver_texts_per_s") or {}).items():
+        ratios = le["engine_resolver_ratios"][res]
+        out.append(f"| 2r engine, `resolver={res}` | as 2, cold parse cache: every fact parsed in one batch before "
+                   f"the first call (lookahead, as the encoder), back to back with 2; its speed / 2's = "
+                   f"{median(ratios):.2f} (rounds {', '.join(f'{x:.2f}' for x in ratios)}) | {_fmt(le['n_texts'])} | "
+                   f"{_fmt(n2)} | {_fmt(le['n_texts'] / tps, 2)} | {_fmt(tps)} | {_fmt(n2 * tps / le['n_texts'])} |")
     if "offline_s" in wm:
         t = median(wm["offline_s"])
         n3 = wm["n_adds"] + wm["n_searches"]

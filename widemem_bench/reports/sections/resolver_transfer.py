@@ -30,7 +30,7 @@ def _md_table(df: pd.DataFrame) -> str:
 # Data set config and split -> the set's DESIGN_LOG name; resolver -> the method a decision changes.
 _WORLD = {"timelines": "world A", "timelines_small": "world A", "world_b": "world B", "world_c": "world C",
           "world_n": "world N"}
-_METHOD = {"rule": "rule resolver"}
+_METHOD = {"rule": "rule resolver", "structure": "structure resolver"}
 
 
 def log_set(set_name: str, split: str) -> str:
@@ -55,8 +55,51 @@ def _order(key: tuple[Any, ...]) -> tuple[int, str]:
     return rank, ""
 
 
+def render_ceiling(ceil: pd.DataFrame, seen: Any = None) -> str:
+    """Item 3 of issue 26: superseded facts outside the k nearest candidates, and the
+    survival / false updates / time per fact of the ceiling resolvers at each k."""
+    if ceil is None or ceil.empty:
+        return ""
+    from widemem_bench.design_log import mark
+
+    def mk(set_name: str, split: str, resolver: str = "structure") -> str:
+        method = _METHOD.get(resolver)
+        return mark(method, log_set(set_name, split), seen) if method else ""
+
+    miss = ceil[ceil["metric"] == "candidate_miss"]
+    rows = []
+    for (set_name, split), g in miss.groupby(["set", "split"], sort=False):
+        row: dict[str, Any] = {"set": f"{set_name}{mk(str(set_name), str(split))}", "split": split}
+        for r in g[g["kind"] == "all"].to_dict("records"):
+            v = float(r["value"])
+            row[f"k={int(r['candidate_k'])}"] = f"{v:.1%} ({int(r['count'])}/{int(r['n'])})" if math.isfinite(v) else "n/a"
+        rows.append(row)
+    out = ["### Candidate ceiling", "",
+           "Share of superseded facts that are not among the k nearest earlier facts of the user "
+           "(cosine to the superseding statement, every earlier wording stored): no resolver that "
+           "reads only the engine's candidates can retire them.", "", _md_table(pd.DataFrame(rows))]
+    rec = ceil[ceil["metric"] != "candidate_miss"]
+    if not rec.empty:
+        rows = []
+        for (set_name, split, resolver, k), g in rec.groupby(["set", "split", "resolver", "candidate_k"], sort=False):
+            def val(metric: str, kind: str = "all", g: pd.DataFrame = g) -> Any:
+                r = g[(g["metric"] == metric) & (g["kind"] == kind)]
+                return r.iloc[0] if not r.empty else None
+            sd, so, fu, ms = val("survival", "direct"), val("survival", "oblique"), val("false_update_rate"), val("ms_per_fact")
+            rows.append({
+                "set": f"{set_name}{mk(str(set_name), str(split), str(resolver))}", "split": split, "resolver": resolver, "candidate_k": int(str(k)),
+                "survival, direct": f"{sd['value']:.1%} ({sd['count']}/{sd['n']})" if sd is not None else "n/a",
+                "survival, oblique": f"{so['value']:.1%} ({so['count']}/{so['n']})" if so is not None else "n/a",
+                "false updates": int(fu["count"]) if fu is not None else "n/a",
+                "replay ms / fact": f"{ms['value']:.2f}" if ms is not None else "n/a",
+            })
+        out += ["", "Recall and cost against the candidate count (replay ms per fact is wall time on a shared "
+                "machine: compare within a run only).", "", _md_table(pd.DataFrame(rows))]
+    return "\n".join(out)
+
+
 def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = None,
-           metas: dict[str, Any] | None = None) -> str:
+           metas: dict[str, Any] | None = None, ceiling: pd.DataFrame | None = None) -> str:
     """The markdown fragment of one run's summary (pure function of it and of the DESIGN_LOG
     marks ``seen``: `design_log.marks()` when None)."""
     from widemem_bench.design_log import mark, mark_note, marks
@@ -98,7 +141,7 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
         "Survival = a superseded fact's wording is still stored right after the statement that superseded "
         "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
-        "cluster-bootstrap intervals (users resampled). † on a rule row = a rule-resolver decision saw this "
+        "cluster-bootstrap intervals (users resampled). † on a rule or structure row = a decision of that resolver saw this "
         "set's numbers, read from the entry headers of reports/DESIGN_LOG.md"
         + (" (" + "; ".join(f"{k}: {v}" for k, v in notes.items()) + ")" if notes else "") + ". "
         "Held-out rows come first. Role: world A's holdout (and world N's, when built) is for measuring; "
@@ -120,7 +163,12 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "naming the old value, or on the same frame with one value replaced and a change marker "
         "(\"now\", \"switched to\"), and adds the fact otherwise: a phrasing it does not read leaves the "
         "stale fact stored (survival), never a true fact lost on purpose. It never DELETEs. World C's "
-        "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\").",
+        "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\"). "
+        "`structure` (engine/structure.py) reads (owner, frame, value) from the spaCy parse and updates "
+        "only on the same owner, one frame class of the frame table fitted on development data, a frame "
+        "holding one value at a time and another value.",
+        "",
+        render_ceiling(ceiling, seen) if ceiling is not None else "",
     ])
 
 

@@ -1,0 +1,153 @@
+"""Outside update scenarios: hand-written, blind to this project (``/work/outside/``).
+
+One JSON object per line: ``{"id", "kind": "update"|"keep", "person", "oblique",
+"facts": [{"id", "text", "day"}], "old": [fact ids], "new": fact id, "query",
+"answer_fact"}``. Each scenario is replayed alone through a fresh engine, facts in day
+order (``add_fact`` at 2025-01-01 + day). Read at the end:
+
+- an update scenario is **right** when the new fact is stored and no fact in ``old`` is;
+- a **true fact lost** is a fact that is not in ``old``, not the new one, and no longer
+  stored (in a keep scenario: any earlier fact); it must be 0.
+
+    python -m widemem_bench.evaluation.outside datasets/outside/updates_set1.jsonl \\
+        --resolvers rule structure [--embedder minilm-l6] [--out outputs/outside.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.evaluation.replay import MemoEmbedder, clean
+
+START = dt.datetime(2025, 1, 1, 9, 0)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    kind: str  # "update" | "keep"
+    person: str
+    oblique: bool
+    facts: tuple[tuple[str, str, float], ...]  # (id, text, day), in day order
+    old: tuple[str, ...]
+    new: str
+
+
+def load(path: str | Path) -> list[Scenario]:
+    """The scenarios of one file; a bad line is a one-line ``ValueError`` naming it."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"outside: no file {p}")
+    out = []
+    for n, line in enumerate(p.read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            facts = tuple(sorted(((str(f["id"]), str(f["text"]), float(f["day"])) for f in d["facts"]),
+                                 key=lambda f: f[2]))
+            sc = Scenario(str(d["id"]), str(d["kind"]), str(d.get("person", "")), bool(d.get("oblique", False)),
+                          facts, tuple(str(x) for x in d.get("old") or ()), str(d["new"]))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"outside: {p}:{n}: not a scenario ({type(exc).__name__}: {exc})") from None
+        ids = {f[0] for f in sc.facts}
+        if sc.kind not in ("update", "keep") or sc.new not in ids or not set(sc.old) <= ids:
+            raise ValueError(f"outside: {p}:{n}: kind must be update/keep and new/old must name its facts")
+        out.append(sc)
+    return out
+
+
+def run_scenario(sc: Scenario, embedder: Any, resolver: str, candidate_k: int = 5) -> dict[str, Any]:
+    engine = MemoryEngine(embedder, EngineConfig(resolver=resolver, candidate_k=candidate_k))
+    try:
+        for _, text, day in sc.facts:
+            engine.add_fact(clean(text), "u", at=START + dt.timedelta(days=day))
+        stored = {clean(m.content) for m in engine.memories("u")}
+    finally:
+        engine.close()
+    text_of = {fid: clean(t) for fid, t, _ in sc.facts}
+    new_kept = text_of[sc.new] in stored
+    old_gone = all(text_of[o] not in stored for o in sc.old)
+    lost = [f for f in text_of if f != sc.new and f not in sc.old and text_of[f] not in stored]
+    return {"id": sc.id, "kind": sc.kind, "person": sc.person, "oblique": sc.oblique, "resolver": resolver,
+            "right": bool(sc.kind == "update" and new_kept and old_gone), "new_kept": new_kept,
+            "old_gone": old_gone, "true_lost": len(lost)}
+
+
+def evaluate(paths: Sequence[str | Path], resolvers: Sequence[str], embedder: Any,
+             candidate_k: int = 5) -> list[dict[str, Any]]:
+    rows = []
+    for path in paths:
+        scenarios = load(path)
+        emb = MemoEmbedder(embedder, [clean(t) for s in scenarios for _, t, _ in s.facts], kinds=("passage",))
+        for resolver in resolvers:
+            for sc in scenarios:
+                rows.append({"set": Path(path).stem, **run_scenario(sc, emb, resolver, candidate_k)})
+    return rows
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        s = out.setdefault((r["set"], r["resolver"]), {
+            "set": r["set"], "resolver": r["resolver"], "updates right": 0, "updates": 0,
+            "right, oblique": 0, "oblique": 0, "true facts lost, keep": 0, "keep": 0,
+            "true facts lost, update": 0})
+        if r["kind"] == "update":
+            s["updates"] += 1
+            s["updates right"] += int(r["right"])
+            s["oblique"] += int(r["oblique"])
+            s["right, oblique"] += int(r["right"] and r["oblique"])
+            s["true facts lost, update"] += r["true_lost"]
+        else:
+            s["keep"] += 1
+            s["true facts lost, keep"] += r["true_lost"]
+    return list(out.values())
+
+
+def render(rows: Sequence[dict[str, Any]], command: str) -> str:
+    summ = summary(rows)
+    cols = list(summ[0]) if summ else []
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(s[c]) for c in cols) + " |" for s in summ]
+    return "\n".join(["## Outside update scenarios", "", *lines, "", f"Command: `{command}`."])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--resolvers", nargs="+", default=["rule", "structure"])
+    ap.add_argument("--embedder", default="minilm-l6")
+    ap.add_argument("--candidate-k", type=int, default=5)
+    ap.add_argument("--out", default=None, help="markdown file to write (default: print only)")
+    args = ap.parse_args(argv)
+    try:
+        for f in args.files:
+            load(f)  # every file checked before anything runs
+        from widemem_bench.embedders import load_embedder
+
+        rows = evaluate(args.files, args.resolvers, load_embedder(args.embedder), args.candidate_k)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    cmd = "python -m widemem_bench.evaluation.outside " + " ".join(sys.argv[1:] if argv is None else argv)
+    text = render(rows, cmd)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", "utf-8")
+        (out.with_suffix(".jsonl")).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
