@@ -104,7 +104,7 @@ def test_make_test_refuses_the_committed_log_if_broken(tmp_path: Path) -> None:
     D.load()  # the committed one is valid
 
 
-@pytest.mark.parametrize("name", ["transfer.md", "resolver_transfer.md"])
+@pytest.mark.parametrize("name", ["transfer.md", "resolver_transfer.md", "README.md"])
 def test_every_figure_on_a_seen_set_is_marked(name: str) -> None:
     text = (REPORTS / name).read_text(encoding="utf-8")
     assert _tables(text), f"{name}: no table"

@@ -7,7 +7,7 @@ scores and must fail the gate; a *neutral* change (a rename, a reorder of indepe
 statements, a comment, a helper refactor, an unused option) must pass it.
 
     python -m widemem_bench.mutations                       # all; writes reports/mutations.md
-    python -m widemem_bench.mutations --only weights_default,v2_moderate_cutoff
+    python -m widemem_bench.mutations --only weights_default,v2_moderate_cutoff   # prints its table
     python -m widemem_bench.mutations --check               # every entry still applies (fast)
 
 An entry that no longer applies (its text was edited away) is one line naming it and
@@ -291,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     ap.add_argument("--only", default="", help="comma-separated mutation names (default: all)")
     ap.add_argument("--check", action="store_true", help="only check that every entry applies")
-    ap.add_argument("--out", default=str(REPORT), help="the table (markdown); '-' for none")
+    ap.add_argument("--out", default=None, help="the table (markdown); '-' prints it (the default with "
+                    "--only, so a partial run never replaces reports/mutations.md)")
     args = ap.parse_args(argv)
     try:
         chosen = by_name([n for n in args.only.split(",") if n])
@@ -311,9 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               + (f" {', '.join(o.metrics[:3]) or (o.failures[0] if o.failures else '')}" if o.caught else ""),
               file=sys.stderr, flush=True)
     text = table(outcomes)
-    if args.out != "-":
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
+    out = args.out if args.out is not None else ("-" if args.only else str(REPORT))
+    if out != "-":
+        Path(out).write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
     else:
         print(text)
     return 0
