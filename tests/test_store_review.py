@@ -253,12 +253,12 @@ def test_a_refused_open_never_removes_a_lock_another_engine_holds(tmp_path):
 
 def test_a_lock_file_removed_under_a_waiting_open_is_not_trusted(tmp_path, monkeypatch):
     """An open that locked a lock file a refused open had just unlinked locks again."""
-    from widemem_bench.engine import store as store_mod
+    from widemem_bench.engine import lock as lock_mod
 
     path = tmp_path / "s.db"
     engine(path).close()
     lock = tmp_path / "s.db.lock"
-    real_open_file = store_mod._WriterLock._open_file
+    real_open_file = lock_mod.WriterLock._open_file
     calls = []
 
     def open_then_replace(self, store):
@@ -269,7 +269,7 @@ def test_a_lock_file_removed_under_a_waiting_open_is_not_trusted(tmp_path, monke
         calls.append(fd)
         return fd, created
 
-    monkeypatch.setattr(store_mod._WriterLock, "_open_file", open_then_replace)
+    monkeypatch.setattr(lock_mod.WriterLock, "_open_file", open_then_replace)
     with engine(path) as eng:
         assert len(calls) == 2
         assert os.path.samestat(os.fstat(eng.store._writer._fd), os.stat(lock))
