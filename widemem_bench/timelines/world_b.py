@@ -29,23 +29,23 @@ import pandas as pd
 
 from widemem_bench.timelines import world_b_templates as BT
 from widemem_bench.timelines import world_b_vocab as BV
+from widemem_bench.timelines.events import (
+    _chain_windows,
+    _change_days,
+    _finalise_events,
+    _frustration_reassure,
+    _restate,
+)
 from widemem_bench.timelines.generator import (
     EVENT_COLUMNS,
     QUESTION_COLUMNS,
-    Phrasebook,
-    _article,
-    _chain_windows,
-    _change_days,
-    _Ev,
-    _finalise_events,
-    _frustration_reassure,
-    _gen_questions,
-    _restate,
-    _User,
     normalise_events,
     normalise_questions,
     user_splits,
 )
+from widemem_bench.timelines.phrasebook import Phrasebook, _article
+from widemem_bench.timelines.questions import _gen_questions
+from widemem_bench.timelines.user import _Ev, _User
 
 WORLD_B_VERSION = "2"
 
