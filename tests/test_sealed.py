@@ -75,7 +75,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
     # rule resolver's change markers since its first commit (c2c7880, before its first world B
     # reading, DESIGN_LOG R1); it matches a 3-word fragment of one world B template
     # ("{name} got rid of {old_short}; ..."). Left in place and named here, not hidden.
-    + [("widemem_bench/engine/slots.py", "got rid of")]
+    + [("widemem_bench/engine/slot_patterns.py", "got rid of")]
     # The language layer (issue 25) reads "what's the name of X" as a question asking for a
     # name: a general English frame that issue 25 itself quotes as an asked slot, written
     # without opening world B; it matches a 4-word fragment of one world B question template.
