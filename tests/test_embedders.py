@@ -494,7 +494,7 @@ def test_split_zip_is_verified_joined_and_unpacked_once(
     import io
     import zipfile
 
-    from widemem_bench.embedders import runtimes
+    from widemem_bench.embedders import files, runtimes
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
@@ -539,7 +539,7 @@ def test_split_zip_is_verified_joined_and_unpacked_once(
     def no_locate(*args: Any) -> Path:
         raise AssertionError("pieces must not be read again")
 
-    monkeypatch.setattr(runtimes, "locate", no_locate)
+    monkeypatch.setattr(files, "locate", no_locate)  # unpack_split_zip reads its pieces there
     assert runtimes.unpack_split_zip(spec, tmp_path / "cache") == folder
     # a damaged piece is a one-line error naming its package
     monkeypatch.undo()

@@ -198,12 +198,12 @@ def test_onnx_export_matches_torch(
 
 
 def test_onnx_export_is_reused(onnx_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from widemem_bench.embedders import runtimes
+    from widemem_bench.embedders import onnxrt
 
     def no_export(*args: object, **kwargs: object) -> float:
         raise AssertionError("exported again although a verified export exists")
 
-    monkeypatch.setattr(runtimes, "_export_and_check", no_export)
+    monkeypatch.setattr(onnxrt, "_export_and_check", no_export)
     emb = load_embedder("minilm-l6-onnx", cache=False, cache_dir=onnx_root)
     assert emb.encode([NEAR[0]]).shape == (1, 384)
 
@@ -225,9 +225,9 @@ def test_onnx_export_tampered_is_redone(onnx_root: Path, tmp_path: Path) -> None
 
 @pytest.mark.slow
 def test_onnx_export_that_disagrees_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from widemem_bench.embedders import runtimes
+    from widemem_bench.embedders import onnxrt
 
-    monkeypatch.setattr(runtimes, "EXPORT_TOLERANCE", -1.0)  # no export can pass
+    monkeypatch.setattr(onnxrt, "EXPORT_TOLERANCE", -1.0)  # no export can pass
     with pytest.raises(registry.EmbedderError, match="differs from torch") as info:
         load_embedder("minilm-l6-onnx", cache=False, cache_dir=tmp_path)
     assert "\n" not in str(info.value)
