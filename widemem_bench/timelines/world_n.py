@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,6 +38,14 @@ from widemem_bench.timelines.generator import (
     user_splits,
 )
 
+# The user and its register noise, and the questions, live beside this module
+# (world_n_user, world_n_questions); the noise functions are re-exported here.
+from widemem_bench.timelines.world_n_questions import _questions
+from widemem_bench.timelines.world_n_user import _Fact, _User, chat_noise, fill, note_noise, typo
+
+__all__ = ["REGISTERS", "UPDATE_STYLES", "WORLD_N_VERSION", "chat_noise", "generate_tables", "note_noise",
+           "typo"]
+
 # 1: first version.
 WORLD_N_VERSION = "1"
 UPDATE_STYLES: tuple[str, ...] = ("plain", "marked", "oblique")
@@ -51,15 +57,6 @@ _NOTE_OTHER_P = 0.45
 _RESTATE_P = 0.3
 _END_P = 0.12
 _DOSE_CHANGE_P = 0.45
-# Chat noise: a typo in a message, a message typed all lowercase, apostrophes dropped.
-_TYPO_P = 0.3
-_LOWER_P = 0.7
-_NO_APOS_P = 0.5
-# Question kinds and their shares (a kind the state cannot serve falls back to answerable).
-_KIND_P: tuple[tuple[str, float], ...] = (
-    ("answerable", 0.36), ("stale_probe", 0.10), ("hard_negative", 0.26),
-    ("other_person", 0.22), ("never_mentioned", 0.06),
-)
 # A random stream of its own per user: (seed, user index, world tag), apart from A's and C's.
 _STREAM = 14
 # Canonical third-person form of each fact (``fact_full``), per attribute family.
@@ -71,91 +68,6 @@ _FULL: dict[str, str] = {
     "pet": "{S} has a pet called {v}", "child": "{S} has a child called {v}",
     "allergy": "{S} is allergic to {v}", "medication": "{S} takes {v}", "language": "{S} speaks {v}",
 }
-_WORD = re.compile(r"[A-Za-z]{5,}")
-
-
-@dataclass
-class _Fact:
-    minute: int
-    subject: str
-    attribute: str
-    value: str
-    text: str
-    full: str
-    family: str
-    kind: str
-    importance: int
-    style: str
-    register: str
-    role: str  # "canonical" (a new value), "restate" (the current one again), "end"
-    multi: bool
-    fact_id: str = ""
-    valid_to: int | None = None
-    supersedes: str | None = None
-    update_kind: str | None = None
-
-
-@dataclass
-class _User:
-    uid: str
-    split: str
-    name: str
-    rng: np.random.Generator
-    span: float
-    people: dict[str, str] = field(default_factory=dict)  # relation -> name
-    facts: list[_Fact] = field(default_factory=list)
-    taken: set[int] = field(default_factory=set)
-
-    def pick(self, seq: tuple[Any, ...] | list[Any]) -> Any:
-        return seq[int(self.rng.integers(len(seq)))]
-
-    def chance(self, p: float) -> bool:
-        return bool(self.rng.random() < p)
-
-    def minute(self, day: float) -> int:
-        m = int(day) * 1440 + int(self.rng.integers(7 * 60, 24 * 60))
-        while m in self.taken:
-            m += 1
-        self.taken.add(m)
-        return m
-
-
-# ---------------------------------------------------------------- register noise
-def typo(text: str, rng: np.random.Generator, keep: str) -> str:
-    """One typo (two letters swapped or one dropped) in a word that is not part of ``keep``."""
-    words = [m for m in _WORD.finditer(text) if m.group(0).lower() not in keep.lower()]
-    if not words:
-        return text
-    m = words[int(rng.integers(len(words)))]
-    w = m.group(0)
-    i = int(rng.integers(1, len(w) - 2))
-    bad = w[:i] + w[i + 1] + w[i] + w[i + 2:] if rng.random() < 0.6 else w[:i] + w[i + 1:]
-    return text[:m.start()] + bad + text[m.end():]
-
-
-def chat_noise(u: _User, text: str, keep: str) -> str:
-    """A message as people type it: small talk around it, lowercase, typos, emoji."""
-    text = f"{u.pick(W.CHAT_BEFORE)}{text}{u.pick(W.CHAT_AFTER)}"
-    if u.chance(_NO_APOS_P):
-        text = re.sub(r"\b(i|don|can|won|isn|didn|it|that|we)'(m|t|s|re|ll)\b", r"\1\2", text)
-    if u.chance(_TYPO_P):
-        text = typo(text, u.rng, keep)
-    if u.chance(_LOWER_P):
-        text = text.lower()
-    elif u.chance(0.5):
-        text = text[:1].upper() + text[1:]
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def note_noise(u: _User, text: str, day: float, start: dt.datetime) -> str:
-    text = f"{u.pick(W.NOTE_BEFORE)}{text[:1].upper() + text[1:]}{u.pick(W.NOTE_AFTER)}"
-    if u.chance(0.25):
-        text = f"{start + dt.timedelta(days=day):%d/%m} {text}"
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def fill(tpl: str, **kw: str) -> str:
-    return tpl.format(**{k: v for k, v in kw.items() if "{" + k + "}" in tpl})
 
 
 # ---------------------------------------------------------------- statements
@@ -406,146 +318,6 @@ def _rows(u: _User, start: dt.datetime) -> list[dict[str, Any]]:
             "update_kind": f.update_kind,
         })
     return rows
-
-
-# ---------------------------------------------------------------- questions
-def _valid(f: _Fact, minute: int) -> bool:
-    return f.minute <= minute and (f.valid_to is None or f.valid_to > minute)
-
-
-def _family(attr: str) -> str:
-    """The question slot of a stored attribute: a multi-valued family is asked as a whole
-    (``pet``), a detail of a multi-valued value by its own key (``vet:Biscuit``)."""
-    fam = attr.split(":")[0]
-    return fam if fam in W.MULTI else attr
-
-
-def _ask_text(u: _User, tpl: str, subject: str, n: str = "", e: str = "") -> str:
-    """A question as people type it; ``n`` names a value (a pet), ``e`` the entity whose
-    detail is asked (the trip's place, the car's model)."""
-    if subject == "user":
-        body = fill(tpl, n=n, e=e.lower() if u.chance(0.6) else e)
-    else:
-        name = u.people.get(subject)
-        form = u.pick(W.ASK_OTHER_FORMS) if name else "my {rel}"
-        body = fill(tpl, rel=fill(form, rel=subject, n=name or ""), n=n)
-    text = f"{u.pick(W.ASK_BEFORE)}{body}"
-    if u.chance(0.3):
-        text = text[:1].upper() + text[1:]
-    if u.chance(0.2):
-        text = text.rstrip("?")
-    return text
-
-
-def _entity(valid: list[_Fact], qslot: str) -> str:
-    """The user's current value of the entity a detail slot belongs to ("" for no detail)."""
-    base = qslot.split(":")[0]
-    if base not in W.DETAILS:
-        return ""
-    ent = W.DETAILS[base].entity
-    want = ent if ent in W.SINGLE else f"{ent}:{qslot.split(':')[1]}"
-    vals = [f.value for f in valid if f.subject == "user" and f.attribute == want]
-    return vals[-1] if vals else ""
-
-
-def _templates(subject: str, qslot: str) -> tuple[tuple[str, ...], str]:
-    """(question templates, detail value name) of a question slot."""
-    base = qslot.split(":")[0]
-    if base in W.DETAILS:
-        return W.DETAILS[base].ask, qslot.split(":")[1] if ":" in qslot else ""
-    spec: W.Single | W.Multi = W.SINGLE[base] if base in W.SINGLE else W.MULTI[base]
-    return (spec.ask if subject == "user" else spec.ask_other), ""
-
-
-def _question(u: _User, kind: str, minute: int) -> dict[str, Any] | None:
-    seen = [f for f in u.facts if f.minute <= minute]
-    valid = [f for f in seen if _valid(f, minute) and f.value != "ended"]
-    q: dict[str, Any] = {"kind": kind, "subject": "user", "attribute": None, "gold": [], "stale": [],
-                         "distractors": [], "gold_value": None}
-    if kind in ("answerable", "stale_probe"):
-        slots = sorted({(f.subject, _family(f.attribute)) for f in valid})
-        cands = []
-        for s, a in slots:
-            tpls, _ = _templates(s, a)
-            if not tpls:
-                continue
-            stale = [f for f in seen if f.subject == s and _family(f.attribute) == a
-                     and f.valid_to is not None and f.valid_to <= minute and f.role == "canonical"]
-            if bool(stale) == (kind == "stale_probe"):
-                cands.append((s, a, stale))
-        if not cands:
-            return None
-        s, a, stale = cands[int(u.rng.integers(len(cands)))]
-        gold = [f for f in valid if f.subject == s and _family(f.attribute) == a]
-        tpls, n = _templates(s, a)
-        i = int(u.rng.integers(len(tpls)))
-        ent = _entity(valid, a)
-        others = [f for f in valid if f.subject != s and _family(f.attribute) == a]
-        q.update(subject=s, attribute=a, gold=gold, stale=stale, distractors=others,
-                 gold_value=gold[0].value, text=_ask_text(u, tpls[i], s, n, ent),
-                 family=f"n.q.{'self' if s == 'user' else 'other'}.{a.split(':')[0]}.{i}")
-        return q
-    if kind == "hard_negative":
-        ever = {(f.subject, f.attribute) for f in u.facts}
-        hard = []
-        for f in valid:
-            if f.subject != "user" or f.role == "restate":
-                continue
-            fam = f.attribute.split(":")[0]
-            key = f.attribute.split(":")[1] if ":" in f.attribute else f.value
-            for dname, d in W.DETAILS.items():
-                slot = dname if fam in W.SINGLE else f"{dname}:{key}"
-                if d.entity == fam and ("user", slot) not in ever:
-                    hard.append((slot, key, f))
-        if not hard:
-            return None
-        slot, key, owner = hard[int(u.rng.integers(len(hard)))]
-        tpls = W.DETAILS[slot.split(":")[0]].ask
-        i = int(u.rng.integers(len(tpls)))
-        q.update(attribute=slot, distractors=[owner], text=_ask_text(u, tpls[i], "user", key, owner.value),
-                 family=f"n.q.slot_missing.{slot.split(':')[0]}.{i}")
-        return q
-    if kind == "other_person":
-        have = sorted({a for f in valid if (a := _family(f.attribute)) in W.SINGLE or a in W.MULTI})
-        ever = {(f.subject, _family(f.attribute)) for f in u.facts}
-        rels = list(u.people) + [r for r in W.RELATIONS if r not in u.people][:3]
-        pairs = [(r, a) for r in rels for a in have
-                 if (r, a) not in ever and _templates(r, a)[0]
-                 and not (r in ("wife", "husband", "partner") and "partner" in have)]
-        if not pairs:
-            return None
-        r, a = pairs[int(u.rng.integers(len(pairs)))]
-        tpls, _ = _templates(r, a)
-        i = int(u.rng.integers(len(tpls)))
-        q.update(subject=r, attribute=a, text=_ask_text(u, tpls[i], r),
-                 distractors=[f for f in valid if _family(f.attribute) == a],
-                 family=f"n.q.other_person.{a}.{i}")
-        return q
-    i = int(u.rng.integers(len(W.UNRELATED)))
-    q.update(text=_ask_text(u, W.UNRELATED[i], "user"), family=f"n.q.unrelated.{i}")
-    return q
-
-
-def _questions(u: _User, n: int, start: dt.datetime) -> list[dict[str, Any]]:
-    kinds, p = zip(*_KIND_P, strict=True)
-    out: list[dict[str, Any]] = []
-    for j in range(n):
-        minute = int(u.rng.uniform(0.2, 1.0) * u.span * 1440)
-        kind = kinds[int(u.rng.choice(len(kinds), p=np.asarray(p)))]
-        q = (_question(u, kind, minute) or _question(u, "answerable", minute)
-             or _question(u, "never_mentioned", minute))
-        assert q is not None
-        out.append({
-            "question_id": f"{u.uid}-q{j:03d}", "user_id": u.uid, "split": u.split,
-            "asked_at": start + dt.timedelta(minutes=minute), "session_id": f"{u.uid}-s{j:03d}",
-            "text": q["text"], "kind": q["kind"], "subject": q["subject"], "attribute": q["attribute"],
-            "gold_fact_ids": [f.fact_id for f in q["gold"]],
-            "stale_fact_ids": [f.fact_id for f in q["stale"]],
-            "distractor_fact_ids": [f.fact_id for f in q["distractors"]],
-            "gold_value": q["gold_value"], "template_family": q["family"], "gold_mode": "fast",
-            "gold_action": None, "rephrase_of": None, "quiet_frustration": False,
-        })
-    return out
 
 
 def generate_tables(n_users: int, seed: int, span_days: int, start: dt.datetime,
