@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -145,101 +146,148 @@ def question_features(
         (sid, dia): self_ownership(str(text))
         for sid, dia, text in zip(data.turns["sample_id"], data.turns["dia_id"], data.turns["text"], strict=True)
     }
-
-    e_mem = embedder.encode(list(mem["content"]), kind="passage")
-    e_bare = embedder.encode(list(mem["text"]), kind="passage")
-    e_q = embedder.encode(list(q["question"]), kind="query")
-    e_qs = embedder.encode(stripped, kind="query")
-
+    emb = _Embedded(
+        mem=embedder.encode(list(mem["content"]), kind="passage"),
+        bare=embedder.encode(list(mem["text"]), kind="passage"),
+        q=embedder.encode(list(q["question"]), kind="query"),
+        qs=embedder.encode(stripped, kind="query"),
+    )
     out = q[["sample_id", "qa_index", "question", "category", "category_name", "answerable"]].copy()
     out["evidence"] = ["; ".join(ev) for ev in q["evidence"]]
-    cols: dict[str, np.ndarray] = {c: np.zeros(len(q)) for c in FEATURES}
-    for tau in temperatures:
-        cols[f"ownership_tau{tau:g}"] = np.zeros(len(q))
-    cols["ownership"] = np.zeros(len(q))
-    if scorer is not None:
-        cols["answerability"] = np.zeros(len(q))
-    cols["rank_cosine"] = np.full(len(q), np.inf)
-    cols["rank_hybrid"] = np.full(len(q), np.inf)
+    cols = _empty_columns(len(q), temperatures, scorer is not None)
     named_col: list[str] = [""] * len(q)
     # Whether an evidence turn was said by the one named speaker (None: not exactly one named).
     ev_by_named: list[bool | None] = [None] * len(q)
+    taus = {*temperatures, ownership_temperature}
 
     for sid in data.sample_ids:
         mi = np.flatnonzero(mem["sample_id"].to_numpy() == sid)
         qi = np.flatnonzero(q["sample_id"].to_numpy() == sid)
         if qi.size == 0 or mi.size == 0:
             continue
-        speakers = spk_of[sid]
-        spk = mem["speaker"].to_numpy()[mi]
         dia = mem["dia_id"].to_numpy()[mi]
         own = np.array([own_turn[(sid, d)] for d in dia])
-        s_full = e_q[qi] @ e_mem[mi].T
-        s_bare = e_qs[qi] @ e_bare[mi].T
         bm = bm25_matrix([stripped[i] for i in qi], list(mem["text"].to_numpy()[mi]))
-        hyb = s_bare + bm25_weight * bm
-
+        conv = _conversation(emb, mi, qi, dia, own, bm, bm25_weight, taus, mem["speaker"].to_numpy()[mi])
         evidence = [q["evidence"].iloc[i] for i in qi]
-        order_full = np.argsort(-s_full, axis=1, kind="stable")
-        cols["rank_cosine"][qi] = _first_rank(order_full, dia, evidence)
-        order_hyb = np.argsort(-hyb, axis=1, kind="stable")
-        cols["rank_hybrid"][qi] = _first_rank(order_hyb, dia, evidence)
-
-        sorted_full = np.take_along_axis(s_full, order_full, axis=1)
-        cols["top1_cosine"][qi] = sorted_full[:, 0]
-        cols["margin"][qi] = sorted_full[:, 0] - (sorted_full[:, 1] if mi.size > 1 else 0.0)
-        cols["bare_top1"][qi] = s_bare.max(axis=1)
-        cols["bm25_top1"][qi] = bm.max(axis=1)
-        cols["hybrid_top1"][qi] = hyb.max(axis=1)
-        soft = {tau: _softmax_rows(hyb, tau) for tau in {*temperatures, ownership_temperature}}
+        _fill_search_columns(cols, conv, qi, evidence, mi.size)
 
         contents = mem["content"].to_numpy()[mi]
         for k, i in enumerate(qi):
             if scorer is not None:
-                top = order_full[k, :_SCORER_RESULTS]
+                top = conv.order_full[k, :_SCORER_RESULTS]
                 cols["answerability"][i] = scorer.probability(
-                    str(q["question"].iloc[i]), [str(c) for c in contents[top]], sorted_full[k, :_SCORER_RESULTS].tolist()
+                    str(q["question"].iloc[i]), [str(c) for c in contents[top]],
+                    conv.sorted_full[k, :_SCORER_RESULTS].tolist()
                 )
-            names = named_speakers(q["question"].iloc[i], speakers)
+            names = named_speakers(q["question"].iloc[i], spk_of[sid])
             named_col[i] = ",".join(names)
             cols["n_named"][i] = len(names)
-            if len(names) != 1:
-                # Both or neither speaker named: no side to contrast; neutral values.
-                cols["speaker_top1"][i] = s_full[k].max()
-                cols["speaker_top1_bare"][i] = s_bare[k].max()
-                for tau in temperatures:
-                    cols[f"ownership_tau{tau:g}"][i] = 0.5
-                cols["ownership"][i] = cols["ownership_top1"][i] = cols["ownership_top5"][i] = 0.5
-                continue
-            mine = spk == names[0]
-            ev_by_named[i] = bool(np.isin(dia[mine], list(q["evidence"].iloc[i])).any())
-            if not mine.any() or mine.all():
-                cols["speaker_top1"][i] = s_full[k].max()
-                cols["speaker_top1_bare"][i] = s_bare[k].max()
-                for tau in temperatures:
-                    cols[f"ownership_tau{tau:g}"][i] = 0.5
-                cols["ownership"][i] = cols["ownership_top1"][i] = cols["ownership_top5"][i] = 0.5
-                continue
-            cols["speaker_top1"][i] = s_full[k][mine].max()
-            cols["speaker_top1_bare"][i] = s_bare[k][mine].max()
-            cols["contrast_cosine"][i] = s_bare[k][mine].max() - s_bare[k][~mine].max()
-            cols["contrast_bm25"][i] = bm[k][mine].max() - bm[k][~mine].max()
-            cols["speaker_contrast"][i] = hyb[k][mine].max() - hyb[k][~mine].max()
-            # Probability that each memory's content belongs to the named speaker.
-            owned = np.where(mine, own, 1.0 - own)
-            for tau in temperatures:
-                cols[f"ownership_tau{tau:g}"][i] = float(soft[tau][k] @ owned)
-            cols["ownership"][i] = float(soft[ownership_temperature][k] @ owned)
-            top = order_hyb[k]
-            cols["ownership_top1"][i] = owned[top[0]]
-            cols["ownership_top5"][i] = owned[top[:5]].mean()
-            cols["ownership_max"][i] = (hyb[k] * owned).max() - (hyb[k] * (1.0 - owned)).max()
+            ev_by_named[i] = _speaker_scores(cols, conv, k, int(i), names, q["evidence"].iloc[i],
+                                             temperatures, ownership_temperature)
 
     for c, v in cols.items():
         out[c] = v
     out["named"] = named_col
     out["evidence_by_named"] = pd.array(ev_by_named, dtype="boolean")
     return out
+
+
+@dataclass(frozen=True)
+class _Embedded:
+    """The four batched embeddings: memories with and without their speaker, questions
+    with and without the speakers' names."""
+
+    mem: np.ndarray
+    bare: np.ndarray
+    q: np.ndarray
+    qs: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Conversation:
+    """The similarity matrices of one conversation's questions (rows) against its
+    memories (columns), and what each memory is: speaker, dialogue id, self-ownership."""
+
+    spk: np.ndarray
+    dia: np.ndarray
+    own: np.ndarray
+    s_full: np.ndarray
+    s_bare: np.ndarray
+    bm: np.ndarray
+    hyb: np.ndarray
+    order_full: np.ndarray
+    order_hyb: np.ndarray
+    sorted_full: np.ndarray
+    soft: dict[float, np.ndarray]
+
+
+def _empty_columns(n: int, temperatures: Sequence[float], with_scorer: bool) -> dict[str, np.ndarray]:
+    cols: dict[str, np.ndarray] = {c: np.zeros(n) for c in FEATURES}
+    for tau in temperatures:
+        cols[f"ownership_tau{tau:g}"] = np.zeros(n)
+    cols["ownership"] = np.zeros(n)
+    if with_scorer:
+        cols["answerability"] = np.zeros(n)
+    cols["rank_cosine"] = np.full(n, np.inf)
+    cols["rank_hybrid"] = np.full(n, np.inf)
+    return cols
+
+
+def _conversation(emb: _Embedded, mi: np.ndarray, qi: np.ndarray, dia: np.ndarray, own: np.ndarray,
+                  bm: np.ndarray, bm25_weight: float, taus: set[float], spk: np.ndarray) -> _Conversation:
+    s_full = emb.q[qi] @ emb.mem[mi].T
+    s_bare = emb.qs[qi] @ emb.bare[mi].T
+    hyb = s_bare + bm25_weight * bm
+    order_full = np.argsort(-s_full, axis=1, kind="stable")
+    order_hyb = np.argsort(-hyb, axis=1, kind="stable")
+    return _Conversation(spk, dia, own, s_full, s_bare, bm, hyb, order_full, order_hyb,
+                         np.take_along_axis(s_full, order_full, axis=1),
+                         {tau: _softmax_rows(hyb, tau) for tau in taus})
+
+
+def _fill_search_columns(cols: dict[str, np.ndarray], c: _Conversation, qi: np.ndarray,
+                         evidence: list[Any], n_memories: int) -> None:
+    """Evidence ranks and the top scores of the plain, bare, BM25 and hybrid searches."""
+    cols["rank_cosine"][qi] = _first_rank(c.order_full, c.dia, evidence)
+    cols["rank_hybrid"][qi] = _first_rank(c.order_hyb, c.dia, evidence)
+    cols["top1_cosine"][qi] = c.sorted_full[:, 0]
+    cols["margin"][qi] = c.sorted_full[:, 0] - (c.sorted_full[:, 1] if n_memories > 1 else 0.0)
+    cols["bare_top1"][qi] = c.s_bare.max(axis=1)
+    cols["bm25_top1"][qi] = c.bm.max(axis=1)
+    cols["hybrid_top1"][qi] = c.hyb.max(axis=1)
+
+
+def _speaker_scores(cols: dict[str, np.ndarray], c: _Conversation, k: int, i: int, names: list[str],
+                    evidence: Any, temperatures: Sequence[float], ownership_temperature: float) -> bool | None:
+    """The named-speaker scores of question ``i`` (row ``k`` of its conversation); returns
+    whether an evidence turn was said by the one named speaker (None: not exactly one)."""
+    mine = c.spk == names[0] if len(names) == 1 else None
+    by_named = None if mine is None else bool(np.isin(c.dia[mine], list(evidence)).any())
+    if mine is None or not mine.any() or mine.all():
+        # Both or neither speaker named, or one side has no memory: nothing to contrast.
+        cols["speaker_top1"][i] = c.s_full[k].max()
+        cols["speaker_top1_bare"][i] = c.s_bare[k].max()
+        for tau in temperatures:
+            cols[f"ownership_tau{tau:g}"][i] = 0.5
+        cols["ownership"][i] = cols["ownership_top1"][i] = cols["ownership_top5"][i] = 0.5
+        return by_named
+    s_bare, bm, hyb = c.s_bare[k], c.bm[k], c.hyb[k]
+    cols["speaker_top1"][i] = c.s_full[k][mine].max()
+    cols["speaker_top1_bare"][i] = s_bare[mine].max()
+    cols["contrast_cosine"][i] = s_bare[mine].max() - s_bare[~mine].max()
+    cols["contrast_bm25"][i] = bm[mine].max() - bm[~mine].max()
+    cols["speaker_contrast"][i] = hyb[mine].max() - hyb[~mine].max()
+    # Probability that each memory's content belongs to the named speaker.
+    owned = np.where(mine, c.own, 1.0 - c.own)
+    for tau in temperatures:
+        cols[f"ownership_tau{tau:g}"][i] = float(c.soft[tau][k] @ owned)
+    cols["ownership"][i] = float(c.soft[ownership_temperature][k] @ owned)
+    top = c.order_hyb[k]
+    cols["ownership_top1"][i] = owned[top[0]]
+    cols["ownership_top5"][i] = owned[top[:5]].mean()
+    cols["ownership_max"][i] = (hyb * owned).max() - (hyb * (1.0 - owned)).max()
+    return by_named
 
 
 def sensitivity_table(
