@@ -106,6 +106,39 @@ def render(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.DataF
            timing: dict[str, float], emb_name: str, n_users: int, window: float,
            windows: pd.DataFrame | None = None) -> str:
     """Markdown fragment (pure function of the tables)."""
+    out = [
+        "## Frustration and automatic retrieval mode (`frustration`)",
+        "",
+        f"{n_users} timeline users, {emb_name}, widemem's bands; uncertainty mode `helpful`. "
+        "Frustration events' own facts are not ingested beforehand (recovering them is the point); each "
+        "message gets its own replay up to its time. `pinned fact answers follow-up` = after a "
+        "recover_and_pin, the slot question's top result holds the gold value. "
+        "Intervals: 95% cluster bootstrap over users.",
+        "",
+        md_table(pd.DataFrame(_action_rows(spoken))),
+    ]
+    pins = {r: float(g[(g["gold_action"] == "recover_and_pin") & g["pinned"]]["answered"].mean())
+            for r, g in spoken.groupby("resolver")}
+    if pins.get("rule", 1.0) < pins.get("append", 0.0):
+        out += ["", f"A correct pin answers the follow-up {pins['append']:.0%} of the time with `append` but "
+                f"{pins['rule']:.0%} with `rule`: there the pinned fact UPDATEs the old memory, which keeps "
+                "its old created_at (as widemem's UPDATE does), so the fresh fact reads as old and a more "
+                "recent related memory (\"settled on the East Coast\") can outrank it."]
+    out += [
+        "",
+        f"Quiet frustration (`engine/rephrase.py`): a query is flagged when an earlier query of its session, "
+        f"at most {window:g} minutes before, has cosine >= {thr:.3f} (fitted for best F1 on train users).",
+        "",
+        md_table(pd.DataFrame(_quiet_rows(quiet))),
+        "",
+    ]
+    if windows is not None and len(windows):
+        out += _windows_text(windows)
+    return "\n".join(out + _auto_text(auto, timing))
+
+
+def _action_rows(spoken: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per resolver and gold action: the action picked, and whether a pin answers the follow-up."""
     rows = []
     for resolver, s in spoken.groupby("resolver", sort=False):
         for gold, g in [("all", s), *s.groupby("gold_action")]:
@@ -118,6 +151,11 @@ def render(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.DataF
                          "pinned fact answers follow-up": f"{pin['answered'].mean():.0%} (n={len(pin)})"
                          if len(pin) else "n/a",
                          "follow-up answered": f"{ans['answered'].mean():.0%} (n={len(ans)})" if len(ans) else "n/a"})
+    return rows
+
+
+def _quiet_rows(quiet: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rephrase flag's precision and recall, on the users it was fitted on and the others."""
     qrows = []
     for name, g in (("train (fit)", quiet[quiet["split"] == "train"]),
                     ("validation + holdout", quiet[quiet["split"] != "train"])):
@@ -134,51 +172,32 @@ def render(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.DataF
                       "session precision / recall": f"{sp:.1%} / {sr:.1%}",
                       "false alarms that are unlabelled identical re-asks":
                       f"{int((g['flag'] & g['identical_reask']).sum())} of {int((g['flag'] & ~g['quiet_frustration']).sum())}"})
+    return qrows
+
+
+def _windows_text(windows: pd.DataFrame) -> list[str]:
+    w = windows.assign(threshold=windows["threshold"].map(lambda x: f"{x:.3f}"),
+                       precision=windows["precision"].map(lambda x: f"{x:.1%}"),
+                       recall=windows["recall"].map(lambda x: f"{x:.1%}"))
+    return ["The labels mark only reworded re-asks; the timelines also hold sessions where the same "
+            "question was drawn twice, unlabelled. A user asking the identical question again is the "
+            "plainest quiet frustration, so the second precision counts those as rephrases. The remaining "
+            "false alarms are questions about different slots in the same template shape (\"where do I "
+            "work?\" after \"where do I live?\"): query similarity alone cannot tell them apart.",
+            "",
+            "Look-back window (threshold refitted on train, scored on validation + holdout). The timelines "
+            "space a session's asks 10 minutes apart and its rephrases 2 minutes apart, so a window under "
+            "10 minutes uses the generator's timing rather than the wording: read the longer windows.",
+            "", md_table(w), ""]
+
+
+def _auto_text(auto: pd.DataFrame, timing: dict[str, float]) -> list[str]:
+    """The automatic mode's agreement with the labels, and its search cost against balanced."""
     v, lo, hi = rate_ci(auto["agree"], auto["user_id"], n_boot=500)
     conf = pd.crosstab(auto["gold_mode"], auto["auto_mode"]).reset_index().rename(columns={"gold_mode": "gold \\ auto"})
     g = auto[auto["kind"].isin(["answerable", "stale_probe"])]
     hold = auto[auto["split"] == "holdout"]
     out = [
-        "## Frustration and automatic retrieval mode (`frustration`)",
-        "",
-        f"{n_users} timeline users, {emb_name}, widemem's bands; uncertainty mode `helpful`. "
-        "Frustration events' own facts are not ingested beforehand (recovering them is the point); each "
-        "message gets its own replay up to its time. `pinned fact answers follow-up` = after a "
-        "recover_and_pin, the slot question's top result holds the gold value. "
-        "Intervals: 95% cluster bootstrap over users.",
-        "",
-        md_table(pd.DataFrame(rows)),
-    ]
-    pins = {r: float(g[(g["gold_action"] == "recover_and_pin") & g["pinned"]]["answered"].mean())
-            for r, g in spoken.groupby("resolver")}
-    if pins.get("rule", 1.0) < pins.get("append", 0.0):
-        out += ["", f"A correct pin answers the follow-up {pins['append']:.0%} of the time with `append` but "
-                f"{pins['rule']:.0%} with `rule`: there the pinned fact UPDATEs the old memory, which keeps "
-                "its old created_at (as widemem's UPDATE does), so the fresh fact reads as old and a more "
-                "recent related memory (\"settled on the East Coast\") can outrank it."]
-    out += [
-        "",
-        f"Quiet frustration (`engine/rephrase.py`): a query is flagged when an earlier query of its session, "
-        f"at most {window:g} minutes before, has cosine >= {thr:.3f} (fitted for best F1 on train users).",
-        "",
-        md_table(pd.DataFrame(qrows)),
-        "",
-    ]
-    if windows is not None and len(windows):
-        w = windows.assign(threshold=windows["threshold"].map(lambda x: f"{x:.3f}"),
-                           precision=windows["precision"].map(lambda x: f"{x:.1%}"),
-                           recall=windows["recall"].map(lambda x: f"{x:.1%}"))
-        out += ["The labels mark only reworded re-asks; the timelines also hold sessions where the same "
-                "question was drawn twice, unlabelled. A user asking the identical question again is the "
-                "plainest quiet frustration, so the second precision counts those as rephrases. The remaining "
-                "false alarms are questions about different slots in the same template shape (\"where do I "
-                "work?\" after \"where do I live?\"): query similarity alone cannot tell them apart.",
-                "",
-                "Look-back window (threshold refitted on train, scored on validation + holdout). The timelines "
-                "space a session's asks 10 minutes apart and its rephrases 2 minutes apart, so a window under "
-                "10 minutes uses the generator's timing rather than the wording: read the longer windows.",
-                "", md_table(w), ""]
-    out += [
         "![frustration](figures/frustration.png)",
         "",
         f"Automatic mode: agreement with the timeline's `gold_mode` labels {pct(v, lo, hi)} "
@@ -202,8 +221,7 @@ def render(spoken: pd.DataFrame, quiet: pd.DataFrame, thr: float, auto: pd.DataF
                 f"vs balanced {timing.get(f'candidates_balanced_store{size}', float('nan')):.1f}; median search "
                 f"{timing.get(f'search_ms_auto_store{size}', float('nan')):.2f} ms vs "
                 f"{timing.get(f'search_ms_balanced_store{size}', float('nan')):.2f} ms."]
-    out += ["", "![auto mode](figures/auto_mode.png)"]
-    return "\n".join(out)
+    return [*out, "", "![auto mode](figures/auto_mode.png)"]
 
 
 def _timing(rec: dict[str, Any]) -> dict[str, float]:
