@@ -145,43 +145,9 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, reach_k: int, n_tar
     lexicon's overlap with the generator's vocabulary)."""
     t = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == store)]
     show_days = [d for d in (1.0, 30.0, 60.0, 90.0, 180.0, 365.0) if d in set(t["days"])]
-
-    def day_cells(s: pd.DataFrame) -> dict[str, str]:
-        out = {}
-        for d in show_days:
-            x: Any = s.loc[d]
-            cell = pct(float(x["in_reach"]), float(x["in_reach_lo"]), float(x["in_reach_hi"]))
-            out[f"{int(d)} d"] = f"{cell} / {float(x['top1']):.0%}"
-        return out
-
-    rows = []
-    for sl in ("medication", "critical", "core", "context", "trivial"):
-        for ymyl in YMYL_SETTINGS:
-            s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].set_index("days")
-            if s.empty:
-                continue
-            rows.append({"facts": sl, "YMYL": ymyl, "n": int(s["n"].iloc[0]), **day_cells(s)})
-    stores = []
-    for st in dict.fromkeys(table["store"]):
-        s_all = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == st)]
-        for sl in ("medication", "trivial"):
-            for ymyl in YMYL_SETTINGS:
-                s = s_all[(s_all["slice"] == sl) & (s_all["ymyl"] == ymyl)].set_index("days")
-                if s.empty:
-                    continue
-                lost = float(s.loc[60.0, "lost_reach"]) if 60.0 in s.index else float("nan")
-                stores.append({"store": st, "facts": sl, "YMYL": ymyl, **day_cells(s),
-                               f"lost by day 60, top {reach_k}": f"{lost:.0%}"})
-    sweep = []
-    for (dec, rt), g in table[(table["slice"] == "medication") & (table["store"] == store)].groupby(
-            ["decay", "rate"], sort=False):
-        r: dict[str, Any] = {"decay": dec, "rate": rt}
-        for ymyl in YMYL_SETTINGS:
-            s = g[g["ymyl"] == ymyl].sort_values("days")
-            r[f"YMYL {ymyl}"] = " / ".join(
-                f"{v:.0%}" for v in (s["in_reach"].iloc[0], s[s["days"] == 60.0]["in_reach"].max(),
-                                     s["in_reach"].iloc[-1]))
-        sweep.append(r)
+    rows = _age_rows(t, show_days)
+    stores = _store_rows(table, decay, rate, reach_k, show_days)
+    sweep = _sweep_rows(table, store)
     out = [
         "## YMYL decay survival (`ymyl_decay`)",
         "",
@@ -209,27 +175,7 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, reach_k: int, n_tar
     ]
     out += _reading(t, reach_k, store)
     if quality is not None and not quality.empty:
-        out += [
-            "",
-            "### The YMYL classifiers on the timelines",
-            "",
-            "Share of stored facts each classifier reads as strong YMYL: recall on facts the timeline "
-            "labels strong YMYL, false positives on facts it labels not YMYL. Per user split; the "
-            "holdout split's users speak only in template families the other splits never use. "
-            "Cells: widemem's regex / the lexicon classifier (n facts).",
-            "",
-            md_table(_quality_table(quality)),
-        ]
-        if overlap:
-            out += [
-                "",
-                f"The lexicon was written from general medical knowledge, not from the generator: "
-                f"{overlap['drugs']} of the generator's {overlap['drugs_total']} drug names and "
-                f"{overlap['conditions']} of its {overlap['conditions_total']} condition names happen to be "
-                "in its lists, so medication recall here measures that coverage more than generalisation; "
-                "the oblique row (conditions, allergies and legal matters described without their names) is the "
-                "honest test of reading beyond a list.",
-            ]
+        out += _quality_text(quality, overlap)
     out += [
         "",
         f"### Survival by age (store of {store})",
@@ -249,6 +195,86 @@ def render(table: pd.DataFrame, emb_name: str, n_users: int, reach_k: int, n_tar
         md_table(pd.DataFrame(sweep)),
     ]
     return "\n".join(out)
+
+
+def _day_cells(s: pd.DataFrame, show_days: list[float]) -> dict[str, str]:
+    """In the top k [interval] / at top 1, one cell per shown day (``s`` indexed by days)."""
+    out = {}
+    for d in show_days:
+        x: Any = s.loc[d]
+        cell = pct(float(x["in_reach"]), float(x["in_reach_lo"]), float(x["in_reach_hi"]))
+        out[f"{int(d)} d"] = f"{cell} / {float(x['top1']):.0%}"
+    return out
+
+
+def _age_rows(t: pd.DataFrame, show_days: list[float]) -> list[dict[str, Any]]:
+    """Survival by age per slice of facts and YMYL setting (one decay setting and store)."""
+    rows = []
+    for sl in ("medication", "critical", "core", "context", "trivial"):
+        for ymyl in YMYL_SETTINGS:
+            s = t[(t["slice"] == sl) & (t["ymyl"] == ymyl)].set_index("days")
+            if s.empty:
+                continue
+            rows.append({"facts": sl, "YMYL": ymyl, "n": int(s["n"].iloc[0]), **_day_cells(s, show_days)})
+    return rows
+
+
+def _store_rows(table: pd.DataFrame, decay: str, rate: float, reach_k: int,
+                show_days: list[float]) -> list[dict[str, Any]]:
+    """Medication and trivial facts per store size."""
+    stores = []
+    for st in dict.fromkeys(table["store"]):
+        s_all = table[(table["decay"] == decay) & (table["rate"] == rate) & (table["store"] == st)]
+        for sl in ("medication", "trivial"):
+            for ymyl in YMYL_SETTINGS:
+                s = s_all[(s_all["slice"] == sl) & (s_all["ymyl"] == ymyl)].set_index("days")
+                if s.empty:
+                    continue
+                lost = float(s.loc[60.0, "lost_reach"]) if 60.0 in s.index else float("nan")
+                stores.append({"store": st, "facts": sl, "YMYL": ymyl, **_day_cells(s, show_days),
+                               f"lost by day 60, top {reach_k}": f"{lost:.0%}"})
+    return stores
+
+
+def _sweep_rows(table: pd.DataFrame, store: str) -> list[dict[str, Any]]:
+    """Medication facts in reach at 1 / 60 / 365 days, per swept decay setting."""
+    sweep = []
+    for (dec, rt), g in table[(table["slice"] == "medication") & (table["store"] == store)].groupby(
+            ["decay", "rate"], sort=False):
+        r: dict[str, Any] = {"decay": dec, "rate": rt}
+        for ymyl in YMYL_SETTINGS:
+            s = g[g["ymyl"] == ymyl].sort_values("days")
+            r[f"YMYL {ymyl}"] = " / ".join(
+                f"{v:.0%}" for v in (s["in_reach"].iloc[0], s[s["days"] == 60.0]["in_reach"].max(),
+                                     s["in_reach"].iloc[-1]))
+        sweep.append(r)
+    return sweep
+
+
+def _quality_text(quality: pd.DataFrame, overlap: dict[str, int] | None) -> list[str]:
+    """The classifiers' recall and false positives, and the lexicon's overlap with the generator."""
+    out = [
+        "",
+        "### The YMYL classifiers on the timelines",
+        "",
+        "Share of stored facts each classifier reads as strong YMYL: recall on facts the timeline "
+        "labels strong YMYL, false positives on facts it labels not YMYL. Per user split; the "
+        "holdout split's users speak only in template families the other splits never use. "
+        "Cells: widemem's regex / the lexicon classifier (n facts).",
+        "",
+        md_table(_quality_table(quality)),
+    ]
+    if overlap:
+        out += [
+            "",
+            f"The lexicon was written from general medical knowledge, not from the generator: "
+            f"{overlap['drugs']} of the generator's {overlap['drugs_total']} drug names and "
+            f"{overlap['conditions']} of its {overlap['conditions_total']} condition names happen to be "
+            "in its lists, so medication recall here measures that coverage more than generalisation; "
+            "the oblique row (conditions, allergies and legal matters described without their names) is the "
+            "honest test of reading beyond a list.",
+        ]
+    return out
 
 
 def _reading(t: pd.DataFrame, reach_k: int, store: str) -> list[str]:
