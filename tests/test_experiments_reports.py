@@ -198,11 +198,11 @@ def test_takeaway_gives_the_resolver_on_held_out_users_first():
 
 def test_readme_block_reaches_the_short_form(tmp_path: Path) -> None:
     """A section's marked headline table is in README.md's short block; the rest stays in the fragment."""
-    from widemem_bench.reports.writer import _summarise
+    from widemem_bench.reports.fragments import summarise
 
     md = ("## Demo\n\nWhat it measures.\n\n<!-- readme -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- /readme -->\n\n"
           "| detail | only |\n|---|---|\n| 3 | 4 |\n")
-    short = _summarise("demo", md, tmp_path, "python -m widemem_bench.run experiment=demo")
+    short = summarise("demo", md, tmp_path, "python -m widemem_bench.run experiment=demo")
     assert "| 1 | 2 |" in short and "| 3 | 4 |" not in short and "<!--" not in short
     frag = (tmp_path / "demo.md").read_text()
     assert "| 1 | 2 |" in frag and "| 3 | 4 |" in frag

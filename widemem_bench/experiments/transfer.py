@@ -208,7 +208,7 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
                                                    "thresholds)", True)):
         if metric not in table:
             continue
-        # the AUROC table is the headline reports/README.md shows (reports.writer.README_OPEN)
+        # the AUROC table is the headline reports/README.md shows (reports.fragments.README_OPEN)
         lines += [*(["<!-- readme -->"] if metric == "auroc" else []),
                   f"**{title}**", "", "| method | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
         for m in METHODS:

@@ -28,6 +28,12 @@ from widemem_bench.experiments.records import (
 )
 from widemem_bench.provenance import REPO_ROOT, git_info
 from widemem_bench.reports import plots
+from widemem_bench.reports.fragments import (
+    TOOL_FRAGMENTS,
+    fence,
+    fragment_title,
+    summarise,
+)
 from widemem_bench.reports.markdown import fmt, md_table
 
 # Markdown written by other tools into reports/, linked from README.md ("More reports"). A
@@ -114,10 +120,6 @@ def _cell(r: pd.DataFrame, metric: str, pct: bool = True, **where: Any) -> str:
     return fmt(row["value"], row["ci_lo"], row["ci_hi"], pct)
 
 
-def _fence(cmd: str) -> str:
-    return f"```bash\n{cmd}\n```"
-
-
 def section_embedders(src: Source, figures: Path, order: Sequence[str]) -> str:
     r = src.results
     if r.empty:
@@ -148,7 +150,7 @@ def section_embedders(src: Source, figures: Path, order: Sequence[str]) -> str:
     out = [
         "## Embedder comparison: does the memory know when it doesn't know?",
         "",
-        _fence(src.command),
+        fence(src.command),
         "",
         "All splits of the timelines, widemem 2.0.2 engine settings (weights 0.5/0.3/0.2 with "
         "per-query adaptation, exponential decay 0.01, balanced mode), widemem's threshold table "
@@ -187,7 +189,7 @@ def section_calibrate(src: Source) -> str:
     return "\n".join([
         "## Per-model calibrated thresholds",
         "",
-        _fence(src.command),
+        fence(src.command),
         "",
         "Certified on the train split with users as the unit and one delta (0.1) for every "
         "statement: precision of HIGH >= 0.95, MODERATE or above >= 0.80, hard negatives at "
@@ -236,7 +238,7 @@ def section_thresholds(src: Source, figures: Path, calibrated: Mapping[str, floa
     return "\n".join([
         "## Precision and recall vs threshold",
         "",
-        _fence(src.command),
+        fence(src.command),
         "",
         "A question counts as confident when its top-1 cosine reaches the threshold "
         "(empirical, all splits; the calibrated thresholds above add a finite-sample guarantee).",
@@ -271,7 +273,7 @@ def section_decay(src: Source, figures: Path) -> str:
     return "\n".join([
         "## Decay: score vs age, and survival of old but true facts",
         "",
-        _fence(src.command),
+        fence(src.command),
         "",
         "hit@1 of answerable questions by the age of their gold memory at question time "
         "(MiniLM-L6, widemem weights). Bars: 95% cluster-bootstrap intervals by user.",
@@ -308,7 +310,7 @@ def section_weights(src: Source, figures: Path) -> str:
     return "\n".join([
         "## Weight mixes over the simplex",
         "",
-        _fence(src.command),
+        fence(src.command),
         "",
         f"{len(grid)} grid points (step 0.05, with widemem's per-query adaptation on and off), "
         "each scored over the whole data set in one process by the batched scorer.",
@@ -322,79 +324,6 @@ def section_weights(src: Source, figures: Path) -> str:
 
 def _demote(md: str) -> str:
     return re.sub(r"^(#+)", lambda m: "#" + m.group(1), md, flags=re.M)
-
-
-# Sections whose reports/<name>.md another tool writes (`make perf`): linked, never overwritten.
-TOOL_FRAGMENTS = ("perf",)
-_IMAGE = re.compile(r"^!\[[^\]]*\]\(figures/[^)]+\)\s*$")
-
-
-def _first_paragraph(body: str) -> str:
-    """The first block of prose (no heading, table, fence, image or command line)."""
-    fenced = False
-    para: list[str] = []
-    for line in body.splitlines():
-        st = line.strip()
-        if st.startswith("```"):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
-        prose = bool(st) and not st.startswith(("#", "|", "![", "<!--", "Command:", "**", "†"))
-        if prose:
-            para.append(st)
-        elif para:
-            break
-    return " ".join(para)
-
-
-# A section marks the table its README block must show (a headline the short form would
-# otherwise leave to the fragment) between these two lines.
-README_OPEN, README_CLOSE = "<!-- readme -->", "<!-- /readme -->"
-
-
-def _readme_blocks(body: str) -> str:
-    """The lines between README_OPEN and README_CLOSE markers, blocks joined by a blank line."""
-    blocks: list[list[str]] = []
-    inside = False
-    for line in body.splitlines():
-        st = line.strip()
-        if st == README_OPEN:
-            inside, blocks = True, [*blocks, []]
-        elif st == README_CLOSE:
-            inside = False
-        elif inside:
-            blocks[-1].append(line)
-    return "\n\n".join("\n".join(b).strip() for b in blocks if any(x.strip() for x in b))
-
-
-def _summarise(name: str, md: str, out_dir: Path, command: str | None, owned: bool = True) -> str:
-    """Write the whole section to reports/<name>.md; return its short form for README.md:
-    heading, command, first paragraph, figures and the link to the fragment."""
-    head_line, _, rest = md.strip().partition("\n")
-    if not head_line.startswith("#"):
-        head_line, rest = f"## {name}", md
-    fence = _fence(command) if command else ""
-    frag = out_dir / f"{name}.md"
-    if owned:
-        own_fence = fence if command and command not in rest else ""
-        parts = [head_line.replace("## ", "# ", 1), "", *([own_fence, ""] if own_fence else []), rest.strip()]
-        frag.write_text("\n".join(parts).strip() + "\n")
-    figs = [ln.strip() for ln in rest.splitlines() if _IMAGE.match(ln.strip())]
-    para = _first_paragraph(rest)
-    keep = _readme_blocks(rest)
-    out = [head_line, "", *([fence, ""] if fence else []), *([para, ""] if para else []),
-           *([keep, ""] if keep else []), *figs, *([""] if figs else [])]
-    if frag.is_file():
-        out.append(f"Tables and details: [{name}.md]({name}.md).")
-    return "\n".join(out).rstrip() + "\n"
-
-
-def _fragment_title(path: Path) -> str:
-    for line in path.read_text().splitlines():
-        if line.startswith("#"):
-            return line.lstrip("#").strip()
-    return path.stem
 
 
 def write_report(
@@ -413,14 +342,26 @@ def write_report(
     README.md opens with the takeaway and the thresholds to ship (`reports.summary`), then
     one short block per experiment (first paragraph, figures, link to its fragment).
     """
-    from widemem_bench.reports import summary
-
     out_dir = Path(out_dir)
     figures = out_dir / "figures"
     figures.mkdir(parents=True, exist_ok=True)
+    head = _header(wall_seconds) + _lead(sources, embedders, calibration_dir, out_dir)
+    body, written = _sections(sources, embedders, out_dir, figures, extra_sections)
+    # Fragments no section of this report wrote (tools' reports, older runs): linked.
+    links = [f"- [{f}]({f}): {fragment_title(out_dir / f)}" for f in fragments
+             if (out_dir / f).is_file() and Path(f).stem not in written]
+    if links:
+        body.append("## More reports\n\n" + "\n".join(links) + "\n")
+    path = out_dir / "README.md"
+    path.write_text("\n".join(head + [b for b in body if b]).rstrip() + "\n")
+    return path
+
+
+def _header(wall_seconds: float | None) -> list[str]:
+    """The title and the provenance line (commit, date, machine, the bench's wall time)."""
     g, m = git_info(), machine_info()
     g["dirty"] = _code_dirty(g.get("dirty"))
-    head = [
+    return [
         "# widemem_bench report",
         "",
         f"Written by `make bench` (`python -m widemem_bench.bench`) at commit "
@@ -430,6 +371,14 @@ def write_report(
         + (f"; the bench took {wall_seconds / 60:.1f} min." if wall_seconds else "."),
         "",
     ]
+
+
+def _lead(sources: Mapping[str, Source], embedders: Sequence[str], calibration_dir: str | Path | None,
+          out_dir: Path) -> list[str]:
+    """What README.md opens with: the takeaway, the thresholds to ship, the ledger."""
+    from widemem_bench.reports import summary
+
+    head: list[str] = []
     recs = summary.recommendations(sources, embedders, calibration_dir)
     take = summary.takeaway(sources, embedders, recs)
     if take:
@@ -442,7 +391,7 @@ def write_report(
         # its table (holdout precision per model) repeats the one above: only in calibrate.md
         md = section_calibrate(sources["calibrate"])
         if md:
-            _summarise("calibrate", md, out_dir, sources["calibrate"].command)
+            summarise("calibrate", md, out_dir, sources["calibrate"].command)
             head += ["Holdout precision of the calibrate runs, per model: [calibrate.md](calibrate.md).", ""]
     head += [
         "Every table and figure comes from the run records (`record.json`, `per_query.parquet` and the named "
@@ -451,6 +400,13 @@ def write_report(
         "outputs/<experiment>/multiruns` gathers a sweep into one `results.parquet`.",
         "",
     ]
+    return head
+
+
+def _sections(sources: Mapping[str, Source], embedders: Sequence[str], out_dir: Path, figures: Path,
+              extra_sections: Sequence[tuple[str, Any]]) -> tuple[list[str], set[str]]:
+    """The markdown block of each experiment with records, in report order, and the names of
+    the experiment sections written (the built-in ones own no fragment link)."""
     body: list[str] = []
     if "compare_embedders" in sources:
         body.append(section_embedders(sources["compare_embedders"], figures, embedders))
@@ -459,7 +415,7 @@ def write_report(
     if "sweep_decay" in sources:
         md = section_decay(sources["sweep_decay"], figures)
         if md:
-            body.append(_summarise("sweep_decay", md, out_dir, sources["sweep_decay"].command))
+            body.append(summarise("sweep_decay", md, out_dir, sources["sweep_decay"].command))
     if "sweep_weights" in sources:
         body.append(section_weights(sources["sweep_weights"], figures))
     written: set[str] = set()
@@ -472,16 +428,7 @@ def write_report(
         except Exception as exc:  # one broken section must not lose the whole report
             md = f"_section {name} failed: {type(exc).__name__}: {exc}_"
         if md:
-            short = _summarise(name, md, out_dir, src.command, owned=name not in TOOL_FRAGMENTS)
+            short = summarise(name, md, out_dir, src.command, owned=name not in TOOL_FRAGMENTS)
             body.append(f"<!-- section: {name} -->\n{short}")
             written.add(name)
-    links = []
-    for f in fragments:
-        p = out_dir / f
-        if p.is_file() and Path(f).stem not in written:
-            links.append(f"- [{f}]({f}): {_fragment_title(p)}")
-    if links:
-        body.append("## More reports\n\n" + "\n".join(links) + "\n")
-    path = out_dir / "README.md"
-    path.write_text("\n".join(head + [b for b in body if b]).rstrip() + "\n")
-    return path
+    return body, written

@@ -17,7 +17,7 @@ from widemem_bench.reports.markdown import md_table, pct
 from widemem_bench.reports.sections._common import latest_run, metric_value, publish_fragment, table
 
 FIGURE = "contradiction_floor.png"
-# reports.writer.README_OPEN / README_CLOSE: the block README.md shows of this section
+# reports.fragments.README_OPEN / README_CLOSE: the block README.md shows of this section
 README_OPEN, README_CLOSE = "<!-- readme -->", "<!-- /readme -->"
 
 

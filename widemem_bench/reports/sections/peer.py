@@ -153,7 +153,7 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
            "`stale_probe` questions whose superseded fact ranks first / above the current one. ms per call on "
            "this shared machine (load average in the record); the engine reads MiniLM vectors from the warm "
            "embedding cache, widemem and mem0 encode inside each call.", "",
-           # the headline reports/README.md shows (reports.writer.README_OPEN)
+           # the headline reports/README.md shows (reports.fragments.README_OPEN)
            "<!-- readme -->", md_table(pd.DataFrame(rows)), "<!-- /readme -->"]
     if notes:
         out += ["", "Bands the certificate could not give (the row's figures use the ladder as it came out):", "",
