@@ -180,8 +180,8 @@ def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(timelines, meta) of the data set configured in ``configs/dataset/<name>.yaml``."""
     from omegaconf import OmegaConf
 
-    from widemem_bench.experiments.data import load_dataset
     from widemem_bench.provenance import REPO_ROOT
+    from widemem_bench.timelines.loading import load_dataset
 
     if (cfg.get("dataset") or {}).get("name") == name:
         return load_dataset(cfg["dataset"], cfg.get("paths") or {})
