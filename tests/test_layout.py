@@ -64,7 +64,6 @@ PENDING_EDGES: dict[tuple[str, str], str] = {
     ("language/bench.py", "external"): "cli",  # a bench script's LoCoMo texts (its main tail)
     ("perf/answerability.py", "reports"): "cli",  # main tail renders reports/perf.md
     ("experiments/perf.py", "reports"): "cli",  # run_perf(report=...) and the main tail render
-    ("experiments/resolver_transfer.py", "reports"): "floors",  # renders its fragment at run time
 }
 # Modules over 500 lines / functions over 80 that other branches split: path -> owner.
 PENDING_MODULES: dict[str, str] = {
