@@ -35,8 +35,8 @@ def run_and_render(name: str, cfg: dict, out: Path) -> tuple[dict, str]:
     report section from that record, as `make bench` does: (record, section markdown)."""
     import pandas as pd
 
-    from widemem_bench.experiments import get_report_sections
     from widemem_bench.experiments.runner import execute
+    from widemem_bench.reports.sections import get_report_sections
 
     run_dir = out / "run"
     rec = execute({"seed": 0, "progress": False, **cfg, "task_name": name}, run_dir)

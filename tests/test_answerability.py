@@ -23,7 +23,8 @@ from widemem_bench.answerability.text import analyse
 from widemem_bench.calibrate import apply_cap, cap_threshold
 from widemem_bench.calibration import fit_thresholds
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine import EngineConfig
+from widemem_bench.harness import build_engine
 
 F = {name: i for i, name in enumerate(FEATURES)}
 
@@ -157,7 +158,7 @@ def hash_scorer():
 
 def test_engine_uses_the_scorer_for_bands(hash_scorer) -> None:
     emb = load_embedder("hash-test", cache=False)
-    eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v1"))
+    eng = build_engine(emb, EngineConfig(confidence="answerability_v1"))
     eng.add_fact("lives in Boston", "u1")
     eng.add_fact("works as a nurse at Bosch", "u1")
     mine = eng.search("where do I live?", "u1")

@@ -33,7 +33,8 @@ from widemem_bench.answerability.v2 import (
     set_scorer_v2,
 )
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine import EngineConfig
+from widemem_bench.harness import build_engine
 
 F = {name: i for i, name in enumerate(FEATURES_V2)}
 
@@ -182,7 +183,7 @@ def test_file_round_trip_and_bad_files(tmp_path) -> None:
 def test_engine_v2_and_v1_by_name(emb) -> None:
     set_scorer_v2(_toy_scorer())
     try:
-        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v2"))
+        eng = build_engine(emb, EngineConfig(confidence="answerability_v2"))
         eng.add_fact("nephew plays the cello", "u1")
         res = eng.search("what instrument do I play?", "u1")
         s = load_scorer_v2("hash-test")

@@ -27,7 +27,8 @@ from widemem_bench.answerability.v3 import (
     set_scorer_v3,
 )
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine import EngineConfig
+from widemem_bench.harness import build_engine
 from widemem_bench.language import parse, parse_many
 
 L = {name: i for i, name in enumerate(FEATURES_LANG)}
@@ -120,7 +121,7 @@ def test_engine_switch_v2_default_v3_by_name(emb) -> None:
         q = "what time does my train leave?"
         bands = {}
         for name in ("answerability_v3", "answerability"):
-            eng = MemoryEngine(emb, EngineConfig(confidence=name))
+            eng = build_engine(emb, EngineConfig(confidence=name))
             eng.add_fact("train leaves at 9pm", "u1")
             eng.add_fact("aunt works at the library", "u1")
             res = eng.search(q, "u1")
@@ -144,7 +145,7 @@ def test_engine_parses_memories_at_add_time(emb) -> None:
 
     set_scorer_v3(_toy())
     try:
-        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v3"))
+        eng = build_engine(emb, EngineConfig(confidence="answerability_v3"))
         text = "my landlady keeps seven tortoises in the yard"
         eng.add_fact(text, "u2")
         assert text in default_parser()._memo
@@ -155,7 +156,7 @@ def test_engine_parses_memories_at_add_time(emb) -> None:
 def test_empty_query_never_crashes_a_search(emb) -> None:
     set_scorer_v3(_toy())
     try:
-        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v3"))
+        eng = build_engine(emb, EngineConfig(confidence="answerability_v3"))
         eng.add_fact("aunt works at the library", "u3")
         # a search of nothing is refused in one line, never a crash inside the scorer
         with pytest.raises(ValueError, match="empty"):

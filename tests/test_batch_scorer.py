@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine, two_pass_boost
+from widemem_bench.engine import EngineConfig, MemoryEngine, batch, two_pass_boost
 from widemem_bench.engine.scoring import combine
-from widemem_bench.experiments import batch
 
 T0 = dt.datetime(2025, 1, 1)
 FACTS = [

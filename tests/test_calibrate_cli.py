@@ -20,7 +20,8 @@ from widemem_bench.calibration import (
     save_calibration,
 )
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine import EngineConfig
+from widemem_bench.harness import build_engine
 from widemem_bench.timelines import GENERATOR_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +121,7 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     assert again.thresholds == c.thresholds and again.answerability_thresholds == c.answerability_thresholds
     monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path)
     emb = load_embedder("hash-test", cache=False)
-    eng = MemoryEngine(emb, EngineConfig(thresholds="calibrated", confidence="answerability_v1"))
+    eng = build_engine(emb, EngineConfig(thresholds="calibrated", confidence="answerability_v1"))
     eng.add_fact("lives in Boston", "u")
     res = eng.search("where do I live?", "u")
     assert res.thresholds == c.thresholds
@@ -142,7 +143,7 @@ def test_main_writes_under_out_and_never_in_the_package(tmp_path, capsys) -> Non
 
 def test_calibrated_engine_without_a_file_is_a_clear_error(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path)
-    eng = MemoryEngine(load_embedder("hash-test", cache=False), EngineConfig(thresholds="calibrated"))
+    eng = build_engine(load_embedder("hash-test", cache=False), EngineConfig(thresholds="calibrated"))
     eng.add_fact("lives in Boston", "u")
     with pytest.raises(CalibrationNotFoundError, match=r"no calibration file for embedder 'hash-test'.*calibrate"):
         eng.search("where do I live?", "u")

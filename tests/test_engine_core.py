@@ -48,6 +48,7 @@ from widemem_bench.engine.resolvers import (
     parse_actions,
 )
 from widemem_bench.engine.store import Memory, content_hash
+from widemem_bench.harness import build_engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "llm"
 T0 = dt.datetime(2024, 1, 1)
@@ -396,7 +397,7 @@ def test_llm_extractor_through_engine(emb):
 
 # -------------------------------------------------------------- engine: search
 def _engine_with(emb, cfg=None, n=0, user="u"):
-    eng = MemoryEngine(emb, cfg or EngineConfig())
+    eng = build_engine(emb, cfg or EngineConfig())
     texts = ["live in San Francisco", "work as a data engineer", "allergic to peanuts", "sister lives in Denver"]
     texts += [f"note {i}: bought {i} apples at the market" for i in range(n)]
     for i, t in enumerate(texts):
@@ -495,6 +496,9 @@ def test_calibrated_thresholds_come_from_the_calibration_file(emb, monkeypatch):
     stub.load_calibration = missing  # type: ignore[attr-defined]
     with pytest.raises(FileNotFoundError, match="no calibration file"):
         _engine_with(emb, EngineConfig(thresholds="calibrated")).search("where?", "u")
+    bare = MemoryEngine(emb, EngineConfig(thresholds="calibrated"))  # nothing handed: one line
+    with pytest.raises(ValueError, match=r"calibrated.*build_engine"):
+        bare.search("where?", "u")
 
 
 def test_topic_weights_multiply(emb):
@@ -527,15 +531,26 @@ def test_ymyl_floor_immunity_and_contradiction_check(emb):
     assert gated.add_fact("allergic to peanuts", "u").conflicts == []  # below the 0.6 gate
 
 
-def test_answerability_confidence_needs_its_module(emb, monkeypatch):
-    eng = _engine_with(emb, EngineConfig(confidence="answerability"))
+def test_answerability_confidence_is_handed_to_the_engine(emb, monkeypatch):
+    # The engine does not import a scorer: without a handed confidence_fn it refuses the
+    # setting in one line; harness.build_engine hands it answerability's.
+    with pytest.raises(ValueError, match=r"scored outside the engine.*build_engine"):
+        MemoryEngine(emb, EngineConfig(confidence="answerability"))
+    with pytest.raises(ValueError, match="confidence_fn"):
+        MemoryEngine(emb, confidence_fn=lambda q, r, t: "low")
     monkeypatch.setitem(sys.modules, "widemem_bench.answerability", types.ModuleType("stub"))
     with pytest.raises(ValueError, match="answerability"):
-        eng.search("where do I live?", "u")
+        _engine_with(emb, EngineConfig(confidence="answerability"))
     stub = types.ModuleType("stub")
-    stub.assess_confidence = lambda query, results, **kw: "low"  # type: ignore[attr-defined]
+    seen = []
+    stub.assess_confidence = lambda query, results, **kw: seen.append(kw["version"]) or "low"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "widemem_bench.answerability", stub)
-    assert eng.search("where do I live?", "u").confidence == Confidence.LOW
+    eng = _engine_with(emb, EngineConfig(confidence="answerability"))
+    assert eng.search("where do I live?", "u").confidence == Confidence.LOW and seen == ["answerability"]
+    handed = MemoryEngine(emb, EngineConfig(confidence="answerability_v1"),
+                          confidence_fn=lambda q, r, t: "moderate")
+    handed.add_fact("live in Paris", "u")
+    assert handed.search("where do I live?", "u").confidence == Confidence.MODERATE
 
 
 def test_users_are_isolated_in_search(emb):

@@ -17,10 +17,11 @@ import pytest
 from _embedders import make_test_embedder
 
 from widemem_bench.engine import EngineConfig, MemoryEngine, RetrievalMode, compute_recency
+from widemem_bench.engine.checks import check_importance as _check_importance
 from widemem_bench.engine.confidence import resolve_thresholds
-from widemem_bench.engine.engine import ScoredMemory, _check_importance, _scored
 from widemem_bench.engine.modes import effective_top_k, fetch_k, search_plan
 from widemem_bench.engine.recency import DECAY_FUNCTIONS, decay
+from widemem_bench.engine.results import ScoredMemory, _scored
 from widemem_bench.engine.scoring import (
     FACTUAL_WEIGHTS,
     TEMPORAL_WEIGHTS,
@@ -112,8 +113,10 @@ def _engine_with_times(**cfg) -> tuple[MemoryEngine, list[dt.datetime]]:
 @pytest.mark.parametrize("decay_function", ["exponential", "step"])
 def test_search_recency_is_the_timedelta_formula(age_from, decay_function, monkeypatch):
     import widemem_bench.engine.engine as engine_module
+    import widemem_bench.engine.planner as planner_module
 
     clock = [dt.datetime(2023, 3, 1, 1, 2, 3, 456789)]  # the wall clock: insert times and "now"
+    monkeypatch.setattr(planner_module, "utcnow", lambda: clock[0])  # insert times (add)
     monkeypatch.setattr(engine_module, "utcnow", lambda: clock[0])
     monkeypatch.setattr(engine_module, "utcnow_us", lambda: epoch_us(clock[0]))
     eng, _ = _engine_with_times(age_from=age_from, decay_function=decay_function)

@@ -10,12 +10,12 @@ import pytest
 from _runcfg import BASE, tiny_cfg
 
 from widemem_bench.engine.config import WIDEMEM_DECAY, WIDEMEM_WEIGHTS, EngineConfig
+from widemem_bench.harness.engines import thresholds_in_force
 from widemem_bench.harness.settings import (
     GROUP_FIELDS,
     batch_engine,
     embedder_from_node,
     engine_config,
-    thresholds_in_force,
 )
 
 
@@ -111,3 +111,81 @@ def test_a_bad_engine_value_is_one_line_naming_its_key(key: str, value: object):
     with pytest.raises(ConfigError, match=rf"^engine\.{key}: ") as exc:
         validate_config({**BASE, "task_name": "contradiction", "engine": {key: value}})
     assert "\n" not in str(exc.value)
+
+
+# ------------------------------------------------ config as the constructor (issue 24)
+def _composed(overrides: list[str] | None = None) -> dict:
+    """The root config as Hydra composes it from configs/ (no run)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from widemem_bench.experiments import hydra_resolvers  # noqa: F401  (wb_* resolvers)
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(Path(__file__).resolve().parents[1] / "configs"),
+                               version_base="1.3"):
+        cfg = compose("config", overrides=overrides or [])
+    out = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(out, dict)
+    return out
+
+
+def test_the_engine_node_builds_engineconfig_and_its_yaml_copy_is_the_code():
+    # The defaults are written once, in EngineConfig; configs/ holds the copy Hydra needs
+    # for `engine.<key>=...`, which must build exactly EngineConfig().
+    cfg = _composed()
+    assert cfg["engine"]["_target_"] == "widemem_bench.engine.config.EngineConfig"
+    assert engine_config(cfg) == EngineConfig()
+    code = EngineConfig().to_dict()
+    for key, value in cfg["engine"].items():
+        if key != "_target_":
+            assert value == code[key], f"configs/engine/default.yaml {key}: {value!r} != code {code[key]!r}"
+    assert tuple(cfg["weights"][k] for k in ("similarity", "importance", "recency")) == WIDEMEM_WEIGHTS
+    assert (cfg["decay"]["function"], cfg["decay"]["rate"]) == WIDEMEM_DECAY
+    assert cfg["thresholds"] == {"source": "widemem", "high": None, "moderate": None, "low": None}
+    assert EngineConfig().thresholds is None  # widemem's table in code (confidence.MODEL_THRESHOLDS)
+
+
+def test_the_engine_node_target_must_be_an_engineconfig():
+    class Mine(EngineConfig):
+        pass
+
+    import sys
+    import types
+
+    mod = types.ModuleType("my_engine_cfg")
+    mod.Mine = Mine  # type: ignore[attr-defined]
+    sys.modules["my_engine_cfg"] = mod
+    try:
+        assert type(engine_config({**BASE, "engine": {"_target_": "my_engine_cfg.Mine"}})) is Mine
+    finally:
+        del sys.modules["my_engine_cfg"]
+    for bad in ("builtins.dict", "no.such.Thing"):
+        with pytest.raises(ValueError, match=r"^engine\._target_: "):
+            engine_config({**BASE, "engine": {"_target_": bad}})
+
+
+def test_the_weights_walk_from_configs_to_scoring_combine(monkeypatch):
+    # docs/ARCHITECTURE.md, "The weights walk": configs/weights -> engine_config ->
+    # EngineConfig.weights -> MemoryEngine.search (weights_for) -> rank_hits -> combine.
+    from _embedders import make_test_embedder
+
+    from widemem_bench.engine import scoring
+    from widemem_bench.harness.engines import build_engine
+
+    cfg = _composed(["weights=equal"])
+    ec = engine_config(cfg)
+    seen = []
+    real = scoring.combine
+
+    def spy(similarity, importance, recency, weights, **kw):
+        seen.append(tuple(float(w) for w in weights))
+        return real(similarity, importance, recency, weights, **kw)
+
+    monkeypatch.setattr(scoring, "combine", spy)
+    eng = build_engine(make_test_embedder(), ec)
+    eng.add_fact("likes green apples", "u")
+    eng.search("apples", "u")  # an "other" query: adapt_weights keeps the configured weights
+    want = tuple(float(cfg["weights"][k]) for k in ("similarity", "importance", "recency"))
+    assert seen == [want] and want != WIDEMEM_WEIGHTS

@@ -60,6 +60,7 @@ from widemem_bench.engine.scoring import (
     two_pass_boost,
 )
 from widemem_bench.engine.ymyl import STRONG_TERMS, WEAK_TERMS, YMYL_CATEGORIES, classify_ymyl
+from widemem_bench.harness import calibrated_thresholds
 
 
 @pytest.fixture(autouse=True)
@@ -406,11 +407,15 @@ def test_resolve_thresholds_calibrated(monkeypatch):
 
     monkeypatch.setattr(calibration, "load_calibration", fake)
     monkeypatch.setenv("WIDEMEM_CONFIDENCE_HIGH", "0.9")  # ignored for a calibrated table
-    assert resolve_thresholds("all-MiniLM-L6-v2", "calibrated", embedder_name="minilm-l6") == (0.7, 0.4, 0.25)
+    table = calibrated_thresholds  # harness/ reads the file; the engine's resolver is handed it
+    assert resolve_thresholds("all-MiniLM-L6-v2", "calibrated", embedder_name="minilm-l6",
+                              calibrated=table) == (0.7, 0.4, 0.25)
     assert asked == ["minilm-l6"]
     monkeypatch.undo()
     with pytest.raises(ValueError, match="no calibration file"):
-        resolve_thresholds("x", "calibrated", embedder_name="no-such-embedder")
+        resolve_thresholds("x", "calibrated", embedder_name="no-such-embedder", calibrated=table)
+    with pytest.raises(ValueError, match="thresholds_in_force"):
+        resolve_thresholds("x", "calibrated", embedder_name="minilm-l6")
 
 
 def _results(*contents):

@@ -184,7 +184,7 @@ def test_run_module_never_writes_to_cwd(tmp_path, monkeypatch):
 
 def test_core_modules_do_not_import_hydra():
     code = ("import sys, widemem_bench.experiments.runner, widemem_bench.aggregate, "
-            "widemem_bench.experiments.batch, widemem_bench.reports.writer; "
+            "widemem_bench.engine.batch, widemem_bench.reports.writer; "
             "print('hydra' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr

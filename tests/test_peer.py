@@ -291,7 +291,8 @@ def test_exact_similarity_tie_is_broken_alike_by_insert_time(tmp_path):
 
 
 def test_report_section_renders_agreement_and_confusion(tmp_path):
-    from widemem_bench.experiments.peer import section, summary_metrics
+    from widemem_bench.experiments.peer import summary_metrics
+    from widemem_bench.reports.sections.peer import section
 
     eng = [_ans("q1", "moderate", ["x"], [0.4], [0.6]), _ans("q2", "none", ["y"], [0.1], [0.3])]
     df = compare(eng, eng, MINILM)

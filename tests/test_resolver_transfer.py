@@ -8,9 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from _embedders import make_test_embedder
-from _runcfg import tiny_cfg
+from _runcfg import run_and_render, tiny_cfg
 
-from widemem_bench.experiments.resolver_transfer import rate_with_ci, render, replay
+from widemem_bench.experiments.resolver_transfer import rate_with_ci, replay
+from widemem_bench.reports.sections.resolver_transfer import render
 
 T0 = dt.datetime(2025, 1, 1, 12)
 
@@ -78,7 +79,11 @@ def test_experiment_end_to_end_on_a_tiny_timeline(tmp_path: Path):
     assert rule[("false_update_rate", "all")] == 0.0
     append = {(m["metric"], m["kind"]): m["value"] for m in res.metrics if m["setting"] == "append"}
     assert append[("survival", "direct")] == 1.0
-    assert (tmp_path / "run" / "resolver_transfer.md").read_text().startswith("## Resolver transfer")
+    assert not (tmp_path / "run" / "resolver_transfer.md").exists()  # only reports/ renders
+    # The section renders the fragment from the run's record and tables (as make bench does).
+    _, text = run_and_render("resolver_transfer", cfg, tmp_path / "bench")
+    assert text.startswith("## Resolver transfer") and "Data: " in text
+    assert (tmp_path / "bench" / "reports" / "resolver_transfer.md").read_text() == text
 
 
 @pytest.mark.parametrize(("params", "match"), [

@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from widemem_bench.experiments import batch
-from widemem_bench.experiments.data import load_dataset
+from widemem_bench.engine import batch
 from widemem_bench.experiments.sweep_weights import simplex_grid
+from widemem_bench.timelines.loading import load_dataset
 
 
 def thousand_settings() -> list[dict]:

@@ -19,59 +19,22 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from widemem_bench.provenance import REPO_ROOT
+from widemem_bench.reports.plan import (
+    CORE,
+    DEFAULT_EMBEDDERS,
+    OPTIONAL,
+    command,
+    plan,
+    render_report,
+    sources_for,
+)
 from widemem_bench.sealed import MEASURE, PURPOSE_ENV
 
-DEFAULT_EMBEDDERS = ("minilm-l6", "minilm-l6-int8", "minilm-l3", "bge-small", "tfidf")
-# (experiment, swept over the embedder set?) in run order; the cheap ones reuse the cache
-# the first one fills.
-CORE = (("compare_embedders", True), ("calibrate", True), ("sweep_thresholds", True),
-        ("sweep_decay", False), ("sweep_weights", False))
-OPTIONAL = ("contradiction", "ymyl_decay", "frustration", "locomo", "peer", "perf", "resolver_transfer",
-            "transfer")
-
-
-def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tuple[str, list[str]]]:
-    """(experiment, overrides) for every experiment to run, in order."""
-    steps: list[tuple[str, list[str]]] = []
-    for name, per_embedder in CORE:
-        steps.append((name, [f"embedder={','.join(embedders)}"] if per_embedder else []))
-    for name in OPTIONAL:
-        if (REPO_ROOT / "configs" / "experiment" / f"{name}.yaml").is_file():
-            steps.append((name, []))
-    return [(n, o) for n, o in steps if (only is None or n in only) and n not in skip]
-
-
-def command(name: str, overrides: list[str]) -> list[str]:
-    """The user-facing command (what the report prints)."""
-    return ["python", "-m", "widemem_bench.run", "-m", f"experiment={name}", *overrides]
-
-
-def sources_for(output_dir: Path, embedders: list[str], steps: list[tuple[str, list[str]]]) -> dict[str, Any]:
-    """The report's input: each planned experiment's complete runs under ``output_dir``."""
-    from widemem_bench.reports.writer import load_source
-
-    swept = {n for n, per in CORE if per}
-    return {
-        name: load_source(name, output_dir / name / "multiruns", shlex.join(command(name, overrides)),
-                          embedders if name in swept else None,
-                          None if name in swept else ["default"])
-        for name, overrides in steps
-    }
-
-
-def render_report(output_dir: Path, reports_dir: Path, embedders: list[str],
-                  steps: list[tuple[str, list[str]]], wall_seconds: float | None = None) -> Path:
-    """Write reports_dir/README.md (+ figures, fragments) from the run records alone."""
-    from widemem_bench.experiments.registry import get_report_sections
-    from widemem_bench.reports.writer import write_report
-
-    return write_report(reports_dir, sources_for(output_dir, embedders, steps), embedders=embedders,
-                        extra_sections=get_report_sections(), wall_seconds=wall_seconds)
+__all__ = ["CORE", "DEFAULT_EMBEDDERS", "OPTIONAL", "command", "main", "plan", "render_report", "sources_for"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -276,7 +276,7 @@ def _platt_similarity(train_scores: np.ndarray, train_y: np.ndarray, scores: np.
 
 
 def _load_data(dataset: str) -> tuple[Any, dict[str, Any]]:
-    from widemem_bench.experiments.data import load_dataset
+    from widemem_bench.timelines.loading import load_dataset
     from widemem_bench.timelines.materialize import read_config
 
     tl, meta = load_dataset(read_config(dataset), {})
@@ -301,8 +301,8 @@ def per_query(
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Per-question table (common.per_query_frame) under widemem's scoring + the feature matrix."""
     from widemem_bench.answerability.data import feature_table
-    from widemem_bench.engine import thresholds_for_model
-    from widemem_bench.experiments import batch, common
+    from widemem_bench.engine import batch, thresholds_for_model
+    from widemem_bench.experiments import common
 
     prep = batch.prepare(tl.events, tl.questions, emb)
     scored = batch.score(prep, tuple(weights), decay[0], float(decay[1]), thresholds_for_model(emb.model_id),

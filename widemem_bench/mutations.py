@@ -152,7 +152,7 @@ CATALOGUE: tuple[Mutation, ...] = (
       "        imp = importance01(importance)\n        recency = np.asarray(recency, dtype=np.float64)\n"
       "    total = w_sim * similarity + w_imp * imp + w_rec * recency\n    return total\n",
       "rename: the weighted sum gets a local name", neutral=True),
-    M("neutral_reorder", "widemem_bench/experiments/batch.py",
+    M("neutral_reorder", "widemem_bench/engine/batch.py",
       "    has = present.any(axis=1)\n    rows = np.arange(prep.n_questions)\n",
       "    rows = np.arange(prep.n_questions)\n    has = present.any(axis=1)\n",
       "reorder two independent statements in batch.score", neutral=True),
@@ -170,7 +170,7 @@ CATALOGUE: tuple[Mutation, ...] = (
       '    """A boosted candidate\'s score: ``final + top_final * boost`` (widemem\'s two-pass add)."""\n'
       "    return final + _lift(top_final, boost)\n",
       "helper refactor: the boost's lift moved into a helper", neutral=True),
-    M("neutral_unused_option", "widemem_bench/experiments/batch.py",
+    M("neutral_unused_option", "widemem_bench/engine/batch.py",
       "    keep_final: bool = False,\n) -> Scored:\n",
       "    keep_final: bool = False,\n    label: str | None = None,\n) -> Scored:\n",
       "an unused keyword option on batch.score", neutral=True),

@@ -273,8 +273,7 @@ def measure(tl: Any, emb: Any, progress: Any = print) -> dict[str, Measure]:
     from widemem_bench.answerability.data import returned_columns
     from widemem_bench.answerability.v2 import MAX_RESULTS, feature_rows, load_scorer_v2
     from widemem_bench.calibration import assign_bands, load_calibration
-    from widemem_bench.engine import EngineConfig, thresholds_for_model
-    from widemem_bench.experiments import batch
+    from widemem_bench.engine import EngineConfig, batch, thresholds_for_model
 
     ec = EngineConfig()
     users = sorted(tl.events["user_id"].unique())

@@ -158,7 +158,7 @@ def _world_split(world: Any = None, dataset: str = "timelines", split: str = "ho
     from widemem_bench.timelines.dataset import Timelines
 
     if world is None:
-        from widemem_bench.answerability.sets import load_world
+        from widemem_bench.timelines.loading import load_world
 
         world = load_world(dataset)[0]
     ev, q = world.events, world.questions

@@ -1,6 +1,6 @@
 """Answerability features for every question of a batch-scored data set.
 
-The batched scorer (`experiments.batch`) reproduces `MemoryEngine.search` over cached
+The batched scorer (`engine.batch`) reproduces `MemoryEngine.search` over cached
 similarities; here its final scores give each question's returned memories (the
 engine's top_k, in rank order), and `features.query_features` turns them into the
 same feature vector the engine's hook computes at search time.

@@ -27,8 +27,6 @@ import pandas as pd
 
 # Question kinds whose answer is or is not stored (the rest test other things).
 CONFIDENCE_KINDS = ("answerable", "never_mentioned", "hard_negative", "other_person")
-WIDEMEM_WEIGHTS = (0.5, 0.3, 0.2)
-WIDEMEM_DECAY = ("exponential", 0.01)
 MAX_RESULTS = 10
 
 
@@ -60,10 +58,9 @@ def load_world_config(dataset: str = "timelines") -> dict[str, Any]:
 
 def load_world(dataset: str = "timelines") -> tuple[Any, dict[str, Any]]:
     """(Timelines, meta) of a world by dataset config name, built on first use."""
-    from widemem_bench.experiments.data import load_dataset
-    from widemem_bench.timelines.materialize import read_config
+    from widemem_bench.timelines.loading import load_world as load
 
-    return load_dataset(read_config(dataset), {})
+    return load(dataset)
 
 
 def world_searches(tl: Any, embedder: Any, name: str = "timelines", *, kinds: tuple[str, ...] = CONFIDENCE_KINDS,
@@ -78,8 +75,8 @@ def world_searches(tl: Any, embedder: Any, name: str = "timelines", *, kinds: tu
     a kept user is the same.
     """
     from widemem_bench.answerability.data import returned_columns
-    from widemem_bench.engine import thresholds_for_model
-    from widemem_bench.experiments import batch
+    from widemem_bench.engine import batch, thresholds_for_model
+    from widemem_bench.engine.config import WIDEMEM_DECAY, WIDEMEM_WEIGHTS
 
     events, questions = tl.events, tl.questions[tl.questions["kind"].isin(kinds)]
     if splits is not None:

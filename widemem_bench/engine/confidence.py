@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 Thresholds = tuple[float, float, float]
+# What harness/ hands the engine for a confidence other than "similarity" (the engine
+# never imports a scorer): the band of (query, ranked hits, thresholds in force), and a
+# hook that sees each memory's text once, at add time (v3 parses it there).
+ConfidenceFn = Callable[[str, Sequence[Any], Thresholds], "Confidence | str"]
+WarmFn = Callable[[list[str]], None]
+# The calibrated (high, moderate, low) of an embedder's registry name (harness/ reads the file).
+CalibratedFn = Callable[[str], Thresholds]
 
 
 class Confidence(StrEnum):
@@ -123,17 +130,9 @@ def _parse_env_thresholds(defaults: Thresholds, raws: tuple[str | None, ...]) ->
     return validate_thresholds(values, name="WIDEMEM_CONFIDENCE_* thresholds")
 
 
-def _calibrated(name: str) -> Thresholds:
-    # Imported lazily: the calibration package owns the committed per-embedder
-    # JSON files and pulls in pandas, which plain scoring does not need.
-    from widemem_bench.calibration import load_calibration
-
-    cal = load_calibration(name)  # a ValueError naming the file when there is none
-    return validate_thresholds(cal.thresholds, name=f"calibrated thresholds for {name!r}")
-
-
 def resolve_thresholds(
-    model_id: str, override: Any = None, *, embedder_name: str | None = None
+    model_id: str, override: Any = None, *, embedder_name: str | None = None,
+    calibrated: CalibratedFn | None = None,
 ) -> Thresholds:
     """The (high, moderate, low) cut-offs in force for ``model_id``.
 
@@ -144,9 +143,9 @@ def resolve_thresholds(
       consulted, so a configured sweep value cannot be silently replaced by a
       variable left in a shell. (widemem 2.0.2 has no config setting, only the
       environment over its table.)
-    - ``"calibrated"``: the committed calibration file of the embedder,
-      looked up by its registry name ``embedder_name`` (e.g. "minilm-l6";
-      ``model_id`` when not given) in ``widemem_bench.calibration``.
+    - ``"calibrated"``: ``calibrated(embedder_name)`` (``model_id`` when no name), the
+      committed calibration file of the embedder's registry name (e.g. "minilm-l6"),
+      read by ``harness.calibrated_thresholds``: the engine does not import calibration/.
 
     Unlike widemem, which crashes on an unparsable variable and only logs a
     warning for out-of-order values, both are a ValueError naming the problem.
@@ -155,7 +154,11 @@ def resolve_thresholds(
         return _env_thresholds(thresholds_for_model(model_id))
     if isinstance(override, str):
         if override == CALIBRATED:
-            return _calibrated(embedder_name or model_id)
+            name = embedder_name or model_id
+            if calibrated is None:
+                raise ValueError(f"thresholds: 'calibrated' for {name!r} needs its calibration file: "
+                                 "use widemem_bench.harness.thresholds_in_force")
+            return validate_thresholds(calibrated(name), name=f"calibrated thresholds for {name!r}")
         raise ValueError(f"thresholds must be None, 'calibrated' or (high, moderate, low), got {override!r}")
     return validate_thresholds(override)
 

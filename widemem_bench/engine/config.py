@@ -16,7 +16,7 @@ from typing import Any
 
 from widemem_bench.engine.confidence import CALIBRATED, validate_thresholds
 from widemem_bench.engine.modes import validate_mode
-from widemem_bench.engine.recency import validate_decay
+from widemem_bench.engine.recency import WIDEMEM_DECAY, validate_decay
 from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, validate_classifier
 
 RESOLVERS: tuple[str, ...] = ("append", "rule", "structure", "oracle", "llm")
@@ -27,9 +27,11 @@ AGE_SOURCES: tuple[str, ...] = ("clock", "insert")
 UNCERTAINTY_MODES: tuple[str, ...] = ("strict", "helpful", "creative")
 WEIGHT_SUM_TOLERANCE = 1e-6
 # widemem 2.0.2's scoring defaults, defined once: final = 0.5 similarity + 0.3 importance/10
-# + 0.2 recency, recency exp(-0.01 * days). Everything else imports these.
+# + 0.2 recency, recency exp(-0.01 * days) (WIDEMEM_DECAY, defined beside the decay in
+# recency.py); thresholds: confidence.MODEL_THRESHOLDS / DEFAULT_THRESHOLDS. Everything else
+# imports these; the YAML copies Hydra needs are pinned to them by tests/test_engine_node.py.
+__all__ = ["WIDEMEM_DECAY", "WIDEMEM_WEIGHTS", "EngineConfig"]
 WIDEMEM_WEIGHTS: tuple[float, float, float] = (0.5, 0.3, 0.2)
-WIDEMEM_DECAY: tuple[str, float] = ("exponential", 0.01)
 
 
 def _number(name: str, value: Any) -> float:

@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import hashlib
-import importlib
-import math
-import numbers
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
 from . import scoring
+from .checks import check_flag, check_importance, check_slot, check_text, check_time, check_user
 from .confidence import (
     CALIBRATED,
     Confidence,
+    ConfidenceFn,
+    Thresholds,
+    WarmFn,
     confidence_from_similarity,
     resolve_thresholds,
     validate_thresholds,
@@ -44,8 +43,10 @@ from .config import EngineConfig
 from .extractors import Fact, make_extractor
 from .llm import ChatClient
 from .modes import RETRIEVAL_MODE_PRESETS, RetrievalMode, resolve_mode, search_plan
+from .planner import Planner
 from .recency import decay
-from .resolvers import Action, AppendResolver, make_resolver
+from .resolvers import make_resolver
+from .results import AddResult, ScoredMemory, SearchResult, YMYLConflict, _scored
 from .slots import NameEvidence
 from .store import (
     Change,
@@ -54,7 +55,6 @@ from .store import (
     Memory,
     MemoryStore,
     OnDamage,
-    content_hash,
     epoch_us,
     from_epoch_us,
     utcnow,
@@ -94,176 +94,8 @@ def _serialised(
     return locked
 
 
-@dataclass(frozen=True)
-class ScoredMemory:
-    """One search hit. ``raw_similarity_score`` is the plain cosine of query and memory."""
 
-    memory: Memory
-    raw_similarity_score: float
-    final_score: float
-    recency_score: float = 1.0
-    importance_score: float = 0.0
-
-    # The memory's validity interval (``search(include_superseded=True)`` returns old
-    # versions too): [valid_from, valid_to), valid_to None while it is live.
-    @property
-    def valid_from(self) -> dt.datetime:
-        return self.memory.created_at
-
-    @property
-    def valid_to(self) -> dt.datetime | None:
-        return self.memory.superseded_at
-
-    @property
-    def superseded_by(self) -> str | None:
-        return self.memory.superseded_by
-
-
-_new_object = object.__new__
-
-
-def _scored(memory: Memory, raw: float, final: float, recency: float, importance: float) -> ScoredMemory:
-    """``ScoredMemory(memory, raw, final, recency, importance)``, filled in directly: the
-    frozen dataclass ``__init__`` (one ``object.__setattr__`` per field) took a third of
-    a search's Python time for its 25 hits. Same object (a test keeps the fields in step)."""
-    hit = _new_object(ScoredMemory)
-    hit.__dict__.update(memory=memory, raw_similarity_score=raw, final_score=final,
-                        recency_score=recency, importance_score=importance)
-    return hit
-
-
-class SearchResult(Sequence[ScoredMemory]):
-    """The ranked hits plus widemem's verdict on them.
-
-    ``confidence`` is the band of the top hit's raw cosine (NONE when empty);
-    ``has_relevant`` is ``confidence != NONE``; ``weights`` are the
-    (similarity, importance, recency) weights actually used for this query.
-    """
-
-    def __init__(
-        self,
-        results: Sequence[ScoredMemory],
-        confidence: Confidence,
-        mode: RetrievalMode,
-        weights: tuple[float, float, float],
-        thresholds: tuple[float, float, float],
-        query_kind: str,
-    ) -> None:
-        self.results: tuple[ScoredMemory, ...] = tuple(results)
-        self.confidence = confidence
-        self.mode = mode
-        self.weights = weights
-        self.thresholds = thresholds
-        self.query_kind = query_kind
-
-    @property
-    def has_relevant(self) -> bool:
-        return self.confidence != Confidence.NONE
-
-    @overload
-    def __getitem__(self, index: int) -> ScoredMemory: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ScoredMemory]: ...
-    def __getitem__(self, index: int | slice) -> ScoredMemory | Sequence[ScoredMemory]:
-        return self.results[index]
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __iter__(self) -> Iterator[ScoredMemory]:
-        return iter(self.results)
-
-    def __repr__(self) -> str:
-        return (
-            f"SearchResult(n={len(self)}, confidence={self.confidence.value}, "
-            f"mode={self.mode.value}, weights={self.weights})"
-        )
-
-
-@dataclass(frozen=True)
-class YMYLConflict:
-    """A strong-YMYL fact close (cosine >= ymyl_contradiction_threshold) to an existing memory.
-
-    widemem sends these pairs to an LLM contradiction detector and returns its
-    clarification questions to the caller; here the pairs themselves are returned.
-    """
-
-    fact: str
-    memory_id: str
-    memory_content: str
-    similarity: float
-
-
-@dataclass
-class AddResult:
-    """What one ``add`` / ``add_fact`` / ``pin`` did."""
-
-    memories: list[Memory] = field(default_factory=list)  # added or updated, final state
-    actions: list[Action] = field(default_factory=list)  # as executed (after dedup)
-    conflicts: list[YMYLConflict] = field(default_factory=list)
-    # The versions its UPDATEs retired (kept, superseded; ``MemoryEngine.unsupersede``).
-    superseded: list[Memory] = field(default_factory=list)
-
-
-def _check_text(value: object, name: str, limit: int) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{name}: expected a string, got {type(value).__name__}")
-    if not value.strip():
-        raise ValueError(f"{name}: must not be empty or whitespace")
-    if len(value) > limit:
-        raise ValueError(f"{name}: {len(value)} characters is over max_text_chars={limit}")
-    return value
-
-
-def _check_user(user_id: object) -> str:
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise ValueError(f"user_id: expected a non-empty string, got {user_id!r}")
-    return user_id
-
-
-def _check_importance(value: object, name: str = "importance") -> float:
-    # A plain float or int skips the numbers.Real check (an ABC isinstance, the slowest
-    # line of an add); bool and every other type still go through it.
-    if value.__class__ is not float and value.__class__ is not int and (
-        isinstance(value, bool) or not isinstance(value, numbers.Real)
-    ):
-        raise ValueError(f"{name}: expected a number in 0-10, got {value!r}")
-    v = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(v) or not 0.0 <= v <= 10.0:
-        raise ValueError(f"{name}: must be in 0-10, got {value!r}")
-    return v
-
-
-def _check_time(value: object, name: str) -> dt.datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, dt.datetime):
-        raise ValueError(f"{name}: expected a datetime or None, got {type(value).__name__}")
-    if value.tzinfo is not None:
-        # The project's convention is naive UTC; convert aware datetimes rather than refuse them.
-        return value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value
-
-
-def _check_flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name}: expected True or False, got {value!r}")
-    return value
-
-
-def _check_slot(slot: object) -> tuple[str, str] | None:
-    if slot is None:
-        return None
-    if (
-        not isinstance(slot, (tuple, list))
-        or len(slot) != 2
-        or not all(isinstance(s, str) and s for s in slot)
-    ):
-        raise ValueError(f"slot: expected a (subject, attribute) pair of strings, got {slot!r}")
-    return (slot[0], slot[1])
-
-
-class MemoryEngine:
+class MemoryEngine(Planner):
     """The reference memory engine (widemem 2.0.2 behaviour with ``EngineConfig()``).
 
     ``embedder`` follows the project's Embedder protocol (``model_id`` selects
@@ -271,6 +103,12 @@ class MemoryEngine:
     memory; a path opens or creates a SQLite store bound to this embedder.
     ``on_damage="quarantine"`` opens a store with damaged rows, leaving them out of
     every read and listing them in ``engine.store.damaged`` (default: refuse the store).
+
+    The engine is HANDED what it does not compute itself (`harness.build_engine` builds
+    them from the config, so the engine never imports a scorer or calibration/):
+    ``confidence_fn`` for a confidence other than "similarity", ``warm_fn`` (sees each
+    added memory's text once) and ``calibrated_fn`` for ``thresholds="calibrated"``
+    (the (high, moderate, low) of the embedder, read at the first search).
     """
 
     def __init__(
@@ -281,12 +119,21 @@ class MemoryEngine:
         *,
         llm_transport: Any = None,
         on_damage: OnDamage = "error",
+        confidence_fn: ConfidenceFn | None = None,
+        warm_fn: WarmFn | None = None,
+        calibrated_fn: Callable[[], Thresholds] | None = None,
     ) -> None:
         self.embedder = embedder
         self.config = config if config is not None else EngineConfig()
         if not isinstance(self.config, EngineConfig):
             raise ValueError(f"config: expected an EngineConfig, got {type(config).__name__}")
         cfg = self.config
+        if cfg.confidence != "similarity" and confidence_fn is None:
+            raise ValueError(f"confidence: {cfg.confidence!r} is scored outside the engine; build it with "
+                             "widemem_bench.harness.build_engine (or pass confidence_fn=)")
+        if cfg.confidence == "similarity" and confidence_fn is not None:
+            raise ValueError("confidence_fn: set with confidence='similarity', which bands the top cosine")
+        self._confidence_fn, self._warm_fn, self._calibrated_fn = confidence_fn, warm_fn, calibrated_fn
         client = None
         if cfg.extractor == "llm" or cfg.resolver == "llm":
             if not cfg.llm_url or not cfg.llm_model:
@@ -328,7 +175,7 @@ class MemoryEngine:
     def memories(self, user_id: str, include_superseded: bool = False) -> list[Memory]:
         """The live memories of ``user_id`` in insertion order (with ``include_superseded``,
         then the versions updates retired, in the order they were retired)."""
-        return self.store.memories(_check_user(user_id), _check_flag(include_superseded, "include_superseded"))
+        return self.store.memories(check_user(user_id), check_flag(include_superseded, "include_superseded"))
 
     def get(self, memory_id: str, user_id: str | None = None) -> Memory | None:
         return self.store.get(memory_id, user_id)
@@ -338,15 +185,15 @@ class MemoryEngine:
         """ADD / UPDATE / DELETE / PIN entries of one memory, oldest first; with
         ``user_id``, only that user's (as ``get`` and ``delete`` scope by user). Without
         it, any user's: a caller serving several users passes ``user_id``."""
-        return self.store.history(memory_id, None if user_id is None else _check_user(user_id))
+        return self.store.history(memory_id, None if user_id is None else check_user(user_id))
 
     # -------------------------------------------------------------- writes
     @_serialised
     def add(self, text: str, user_id: str, at: dt.datetime | None = None) -> AddResult:
         """Extract facts from ``text`` and resolve them against the user's memories."""
-        text = _check_text(text, "text", self.config.max_text_chars)
-        user_id = _check_user(user_id)
-        when = _check_time(at, "at")
+        text = check_text(text, "text", self.config.max_text_chars)
+        user_id = check_user(user_id)
+        when = check_time(at, "at")
         facts = self.extractor.extract(text)
         changes, result = self._plan(facts, user_id, when)
         self.store.apply(changes)
@@ -354,14 +201,9 @@ class MemoryEngine:
         return result
 
     def _warm(self, result: AddResult) -> None:
-        """Answerability v3 reads each memory's parse: parse it once, at add time, not at every search."""
-        if self.config.confidence != "answerability_v3" or not result.memories:
-            return
-        try:
-            warm = importlib.import_module("widemem_bench.answerability.v3").warm
-        except ImportError:
-            return  # the search that needs the scorer says so in one line (`_answerability`)
-        warm([m.content for m in result.memories])
+        """The handed warm-up (v3 parses each memory once, at add time, not at every search)."""
+        if self._warm_fn is not None and result.memories:
+            self._warm_fn([m.content for m in result.memories])
 
     @_serialised
     def add_fact(
@@ -376,11 +218,11 @@ class MemoryEngine:
 
         ``slot`` is the gold (subject, attribute), read only by the oracle resolver.
         """
-        content = _check_text(content, "content", self.config.max_text_chars)
-        user_id = _check_user(user_id)
-        imp = _check_importance(importance)
-        when = _check_time(at, "at")
-        fact = Fact(" ".join(content.split()), imp, _check_slot(slot))
+        content = check_text(content, "content", self.config.max_text_chars)
+        user_id = check_user(user_id)
+        imp = check_importance(importance)
+        when = check_time(at, "at")
+        fact = Fact(" ".join(content.split()), imp, check_slot(slot))
         changes, result = self._plan([fact], user_id, when)
         self.store.apply(changes)
         self._warm(result)
@@ -396,10 +238,10 @@ class MemoryEngine:
         As in widemem, a fact that was already stored verbatim is deduplicated and
         therefore not raised; pin is an importance boost, not a decay exemption.
         """
-        text = _check_text(text, "text", self.config.max_text_chars)
-        user_id = _check_user(user_id)
-        imp = _check_importance(importance)
-        when = _check_time(at, "at")
+        text = check_text(text, "text", self.config.max_text_chars)
+        user_id = check_user(user_id)
+        imp = check_importance(importance)
+        when = check_time(at, "at")
         facts = self.extractor.extract(text)
         changes, result = self._plan(facts, user_id, when)
         stamp = when or utcnow()
@@ -425,7 +267,7 @@ class MemoryEngine:
         """
         if not isinstance(memory_id, str) or not memory_id:
             raise ValueError(f"memory_id: expected a non-empty string, got {memory_id!r}")
-        when = _check_time(at, "at")
+        when = check_time(at, "at")
         memory = self.store.get(memory_id, user_id)
         if memory is None:
             return False
@@ -445,8 +287,8 @@ class MemoryEngine:
         """
         if not isinstance(memory_id, str) or not memory_id:
             raise ValueError(f"memory_id: expected a non-empty string, got {memory_id!r}")
-        when = _check_time(at, "at")
-        memory = self.store.get(memory_id, None if user_id is None else _check_user(user_id))
+        when = check_time(at, "at")
+        memory = self.store.get(memory_id, None if user_id is None else check_user(user_id))
         if memory is None:
             owner = "" if user_id is None else f" for user {user_id!r}"
             raise ValueError(f"memory_id: {memory_id!r} not found{owner}")
@@ -456,209 +298,6 @@ class MemoryEngine:
         restored = memory.replace(superseded_at=None, superseded_by=None, updated_at=stamp)
         self.store.apply([Change("UNSUPERSEDE", restored, None, None, stamp)])
         return restored
-
-    # ------------------------------------------------------------ planning
-    def _ymyl(self, fact: Fact) -> tuple[Fact, str | None, bool]:
-        """(fact with the YMYL importance floor, category, strong?) when YMYL is on."""
-        if not self.config.ymyl_enabled:
-            return fact, None, False
-        match = classify_ymyl_with(fact.content, self.config.ymyl_categories, self.config.ymyl_classifier)
-        if match is None or match.strength != "strong":
-            # A weak match changes nothing in widemem 2.0.2.
-            return fact, None, False
-        floor = float(self.config.ymyl_importance_floor)
-        return Fact(fact.content, max(fact.importance, floor), fact.slot), match.category, True
-
-    def _new_id(self, user_id: str, content: str, n: int) -> str:
-        # Deterministic ids (no uuid4): the store's history length never shrinks, so
-        # (user, content, history position) is unique and a rerun gives the same ids.
-        seed = f"{user_id}\x00{content}\x00{self.store.history_count + n}"
-        return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:20]
-
-    def _retire(self, target: Memory, at: dt.datetime, versions: dict[str, tuple[int, dt.datetime, dt.datetime]],
-                replaced_by: str) -> Memory:
-        """The version of ``target`` an UPDATE at ``at`` replaces, as a superseded memory.
-
-        Its validity starts when that content was written: the last UPDATE of
-        ``target`` (staged in this add, or in its history), else its creation.
-        ``versions`` holds this add's staged updates: (count, clock, wall) per memory."""
-        staged = versions.get(target.id)
-        if staged is not None:
-            pending, start, wall = staged
-        else:
-            pending, start, wall = 0, target.created_at, target.inserted_at
-            for entry in reversed(self.store.history(target.id)):
-                if entry.action == "UPDATE":
-                    start, wall = entry.at, entry.logged_at
-                    break
-        return target.replace(id=self.store.version_id(target.id, pending), created_at=start, inserted_at=wall,
-                              superseded_at=at, superseded_by=replaced_by)
-
-    def _plan(
-        self, raw_facts: Sequence[Fact], user_id: str, at: dt.datetime | None
-    ) -> tuple[list[Change], AddResult]:
-        """Decide every write of one add; nothing is written here."""
-        cfg = self.config
-        wall = utcnow()
-        stamp = at or wall  # one clock reading: the fact's time is its insert time
-        result = AddResult()
-        facts, hashes, categories, strong = self._distinct_facts(raw_facts)
-        if not facts:
-            return [], result
-
-        vectors = self._encode([f.content for f in facts], "passage")
-        nearest = [self.store.search(user_id, v, cfg.candidate_k) for v in vectors]
-        floor = cfg.similarity_floor
-        candidates = nearest if floor is None else [
-            [(m, s) for m, s in near if s >= floor] for near in nearest
-        ]
-        for i, fact in enumerate(facts):
-            if strong[i]:
-                result.conflicts.extend(
-                    YMYLConflict(fact.content, m.id, m.content, s)
-                    for m, s in nearest[i]
-                    if s >= cfg.ymyl_contradiction_threshold
-                )
-
-        if any(candidates) and type(self.resolver) is not AppendResolver:
-            if getattr(self.resolver, "reads_user_names", False):
-                names = self._user_names(user_id, facts)
-                actions = list(self.resolver.decide(facts, candidates, user_names=names))  # type: ignore[call-arg]
-            else:
-                actions = list(self.resolver.decide(facts, candidates))
-        else:
-            # widemem adds everything without asking the resolver when nothing is near
-            # (and the append resolver answers ADD for every fact anyway).
-            actions = [Action("ADD", i) for i in range(len(facts))]
-        changes = self._stage(actions, facts, hashes, categories, vectors, candidates, user_id,
-                              (stamp, wall), result)
-        return changes, result
-
-    def _user_names(self, user_id: str, facts: Sequence[Fact]) -> frozenset[str]:
-        """Names the user goes by (`slots.NameEvidence`): read once from their store, then
-        from each fact offered to it."""
-        known = self._names.get(user_id)
-        if known is None:
-            known = NameEvidence()
-            for m in self.store.memories(user_id):
-                known.add(m.content)
-            self._names[user_id] = known
-        for f in facts:
-            known.add(f.content)
-        return known.self_names()
-
-    def _distinct_facts(
-        self, raw_facts: Sequence[Fact]
-    ) -> tuple[list[Fact], list[str], list[str | None], list[bool]]:
-        """Non-empty facts without repeats, after the YMYL floor: (facts, content hashes,
-        YMYL categories, strong?)."""
-        facts: list[Fact] = []
-        hashes: list[str] = []  # content_hash of each fact, computed once
-        categories: list[str | None] = []
-        strong: list[bool] = []
-        seen: set[str] = set()
-        for f in raw_facts:
-            chash = content_hash(f.content) if f.content.strip() else None
-            if chash is None or chash in seen:
-                continue
-            seen.add(chash)
-            hashes.append(chash)
-            fact, category, is_strong = self._ymyl(f)
-            facts.append(fact)
-            categories.append(category)
-            strong.append(is_strong)
-        return facts, hashes, categories, strong
-
-    def _stage(
-        self,
-        actions: Sequence[Action],
-        facts: Sequence[Fact],
-        hashes: Sequence[str],
-        categories: Sequence[str | None],
-        vectors: np.ndarray,
-        candidates: Sequence[Sequence[tuple[Memory, float]]],
-        user_id: str,
-        times: tuple[dt.datetime, dt.datetime],
-        result: AddResult,
-    ) -> list[Change]:
-        """The changes the resolver's ``actions`` make (``result`` records them)."""
-        stamp, wall = times
-        changes: list[Change] = []
-        logged = 0  # changes that count in history_count (new ids key on it; SUPERSEDE does not)
-        versions: dict[str, tuple[int, dt.datetime, dt.datetime]] = {}  # staged updates per memory
-        staged: dict[str, Memory | None] = {}
-        staged_hashes: set[str] = set()
-        valid_targets: set[str] | None = None  # built at the first action that names a target
-        decided: set[int] = set()
-        for action in actions:
-            i = action.fact_index
-            if not 0 <= i < len(facts) or i in decided:
-                continue
-            decided.add(i)
-            fact, chash = facts[i], hashes[i]
-            kind, target_id = action.kind, action.target_id
-            target = None
-            if kind != "ADD":
-                if valid_targets is None:
-                    valid_targets = {m.id for cands in candidates for m, _ in cands}
-                # A target must be one of this user's candidates (never another user's memory).
-                if target_id in valid_targets:
-                    target = staged[target_id] if target_id in staged else self.store.get(target_id, user_id)
-                if target is None:
-                    kind = "ADD"
-            if kind == "NONE":
-                result.actions.append(Action("NONE", i, target_id))
-                continue
-            duplicate = chash in staged_hashes or self.store.find_hash(user_id, chash) is not None
-            if kind in ("ADD", "UPDATE") and duplicate:
-                # Identical content is never stored twice (per user).
-                dup = self.store.find_hash(user_id, chash)
-                result.actions.append(Action("NONE", i, dup.id if dup else None))
-                continue
-            logged += 1
-            if kind == "ADD":
-                memory = Memory(self._new_id(user_id, fact.content, logged - 1), user_id, fact.content,
-                                fact.importance, stamp, wall, stamp, categories[i], fact.slot, chash)
-                changes.append(Change("ADD", memory, vectors[i], None, stamp))
-                staged[memory.id] = memory
-                staged_hashes.add(chash)
-                result.memories.append(memory)
-                result.actions.append(Action("ADD", i, memory.id))
-            elif kind == "UPDATE":
-                assert target is not None
-                memory = target.replace(
-                    content=fact.content,
-                    content_hash=chash,
-                    importance=fact.importance,
-                    updated_at=stamp,
-                    ymyl_category=categories[i],
-                    slot=fact.slot if fact.slot is not None else target.slot,
-                )  # created_at and inserted_at are kept, as widemem keeps created_at
-                # The old version is kept, superseded (issue 26): the live memory keeps the
-                # id and row, as widemem's UPDATE keeps the id, so searches see the same list.
-                old = self._retire(target, stamp, versions, memory.id)
-                versions[memory.id] = (versions.get(memory.id, (0, stamp, wall))[0] + 1, stamp, wall)
-                changes.append(Change("SUPERSEDE", old, None, None, stamp))
-                result.superseded.append(old)
-                changes.append(Change("UPDATE", memory, vectors[i], target.content, stamp))
-                staged[memory.id] = memory
-                staged_hashes.add(chash)
-                result.memories = [m for m in result.memories if m.id != memory.id] + [memory]
-                result.actions.append(Action("UPDATE", i, memory.id))
-            else:  # DELETE
-                assert target is not None and valid_targets is not None
-                changes.append(Change("DELETE", target, None, target.content, stamp))
-                staged[target.id] = None
-                valid_targets.discard(target.id)
-                result.memories = [m for m in result.memories if m.id != target.id]
-                result.actions.append(Action("DELETE", i, target.id))
-        return changes
-
-    def _encode(self, texts: Sequence[str], kind: str) -> np.ndarray:
-        vecs = np.asarray(self.embedder.encode(list(texts), kind=kind), dtype=np.float32)
-        if vecs.ndim != 2 or vecs.shape[0] != len(texts):
-            raise ValueError(f"embedder: returned shape {vecs.shape} for {len(texts)} texts")
-        return vecs
 
     # -------------------------------------------------------------- search
     @_serialised
@@ -681,10 +320,10 @@ class MemoryEngine:
         which); by default they are left out.
         """
         cfg = self.config
-        query = _check_text(query, "query", cfg.max_text_chars)
-        user_id = _check_user(user_id)
-        when = _check_time(now, "now")
-        past = include_superseded is True or _check_flag(include_superseded, "include_superseded")
+        query = check_text(query, "query", cfg.max_text_chars)
+        user_id = check_user(user_id)
+        when = check_time(now, "now")
+        past = include_superseded is True or check_flag(include_superseded, "include_superseded")
         resolved = self._mode(mode, query)
         kind = scoring.classify_query(query)  # once: the weights and the fetch size both read it
         if cfg.adapt_weights:
@@ -738,12 +377,11 @@ class MemoryEngine:
         if fixed != CALIBRATED:
             return fixed  # type: ignore[return-value]  # a triple EngineConfig validated
         if self._calibrated is None:
-            # Lazy: the calibration package is only needed for this setting; its
-            # "no calibration file" error names the command that creates one.
-            calibration = importlib.import_module("widemem_bench.calibration")
-            fitted = calibration.load_calibration(self.embedder.name)
+            if self._calibrated_fn is None:
+                raise ValueError(f"thresholds: 'calibrated' needs the calibration of {self.embedder.name!r}; "
+                                 "build the engine with widemem_bench.harness.build_engine")
             self._calibrated = validate_thresholds(
-                fitted.thresholds, name=f"calibrated thresholds of {self.embedder.name!r}"
+                self._calibrated_fn(), name=f"calibrated thresholds of {self.embedder.name!r}"
             )
         return self._calibrated
 
@@ -780,27 +418,7 @@ class MemoryEngine:
         ranked: Sequence[ScoredMemory],
         thresholds: tuple[float, float, float],
     ) -> Confidence:
-        if self.config.confidence.startswith("answerability"):  # v2 (also "_v2"), "_v3" or "_v1"
-            return self._answerability(query, ranked, thresholds)
+        if self._confidence_fn is not None:
+            return Confidence(self._confidence_fn(query, ranked, thresholds))
         top = ranked[0].raw_similarity_score if ranked else None
         return confidence_from_similarity(top, thresholds)
-
-    def _answerability(
-        self, query: str, ranked: Sequence[ScoredMemory], thresholds: tuple[float, float, float]
-    ) -> Confidence:
-        try:
-            # Lazy: the answerability scorer is optional and heavier than the engine.
-            answerability = importlib.import_module("widemem_bench.answerability")
-        except ImportError as exc:
-            raise ValueError(
-                f"confidence: 'answerability' needs widemem_bench.answerability ({exc})"
-            ) from None
-        assess = getattr(answerability, "assess_confidence", None)
-        if assess is None:
-            raise ValueError(
-                "confidence: 'answerability' needs widemem_bench.answerability.assess_confidence"
-            )
-        # embedder= (registry name): calibration files, which hold the scorer, are named by it.
-        return Confidence(assess(query, ranked, model_id=self.embedder.model_id, thresholds=thresholds,
-                                 embedder=self.embedder.name, version=self.config.confidence,
-                                 encoder=self.embedder))

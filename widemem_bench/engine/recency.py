@@ -12,6 +12,9 @@ from typing import overload
 
 import numpy as np
 
+# widemem 2.0.2's decay, defined once (engine.config re-exports it): exp(-0.01 * days).
+WIDEMEM_DECAY: tuple[str, float] = ("exponential", 0.01)
+
 DECAY_FUNCTIONS: tuple[str, ...] = ("exponential", "linear", "step", "none")
 
 # widemem's step schedule: (upper bound in days, exclusive; factor). Older than
@@ -73,7 +76,7 @@ def compute_recency(
 
 
 def compute_recency(
-    age_days: float | np.ndarray, decay_function: str, decay_rate: float = 0.01
+    age_days: float | np.ndarray, decay_function: str, decay_rate: float = WIDEMEM_DECAY[1]
 ) -> float | np.ndarray:
     """Recency factor in [0, 1] for an age in days.
 

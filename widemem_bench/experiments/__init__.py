@@ -1,7 +1,7 @@
-"""Experiments: registry, run context, records, batch scorer; one module per experiment.
+"""Experiments: registry, run context, records; one module per experiment.
 
 See `registry` for how to add an experiment. Nothing here imports Hydra except the
-`hydra_*` modules.
+`hydra_resolvers` (the Hydra callback is `widemem_bench.hydra_callbacks`).
 """
 
 from widemem_bench.experiments.context import (
@@ -14,8 +14,6 @@ from widemem_bench.experiments.registry import (
     available_experiments,
     experiment,
     get_experiment,
-    get_report_sections,
-    report_section,
 )
 
 __all__ = [
@@ -25,7 +23,5 @@ __all__ = [
     "available_experiments",
     "experiment",
     "get_experiment",
-    "get_report_sections",
     "metric_row",
-    "report_section",
 ]

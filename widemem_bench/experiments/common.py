@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench.engine import batch
 from widemem_bench.engine.config import EngineConfig
-from widemem_bench.experiments import batch
 from widemem_bench.experiments.context import RunContext, metric_row
-from widemem_bench.harness.settings import batch_engine, engine_config, thresholds_in_force
+from widemem_bench.harness.engines import thresholds_in_force
+from widemem_bench.harness.settings import batch_engine, engine_config
 from widemem_bench.metrics.confidence import NEGATIVE_KINDS
 
 # Questions whose answer is or is not stored, cleanly: the population of calibration,

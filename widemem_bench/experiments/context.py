@@ -16,54 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-# Columns every metric row carries; experiments may add more (e.g. `decay`, `rate`).
-METRIC_COLUMNS = ("metric", "value", "ci_lo", "ci_hi", "embedder", "split", "kind", "setting")
+from widemem_bench.metrics.rows import METRIC_COLUMNS, ExperimentResult, metric_row
 
-
-def metric_row(
-    metric: str,
-    value: float,
-    ci: tuple[float, float] | None = None,
-    *,
-    embedder: str | None = None,
-    split: str = "all",
-    kind: str = "all",
-    setting: str = "default",
-    **extra: Any,
-) -> dict[str, Any]:
-    """One long-format metric row (MTEB / lm-eval style); NaN CI when none was computed."""
-    lo, hi = ci if ci is not None else (float("nan"), float("nan"))
-    row: dict[str, Any] = {
-        "metric": metric,
-        "value": float(value),
-        "ci_lo": float(lo),
-        "ci_hi": float(hi),
-        "embedder": embedder,
-        "split": split,
-        "kind": kind,
-        "setting": setting,
-    }
-    row.update(extra)
-    return row
-
-
-@dataclass
-class ExperimentResult:
-    """What an experiment returns; `records.write_run` turns it into files.
-
-    metrics:   long-format rows (see `metric_row`), one per metric x slice.
-    per_query: one row per question (or per scored item) with everything a plot needs.
-    tables:    further named tables (e.g. "age_curve"); each is saved as <name>.parquet
-               in the run folder and listed in record.json.
-    artifacts: files the experiment wrote itself (calibration JSON, markdown fragments).
-    """
-
-    metrics: list[dict[str, Any]] = field(default_factory=list)
-    per_query: pd.DataFrame | None = None
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    artifacts: dict[str, Path] = field(default_factory=dict)
+__all__ = ["METRIC_COLUMNS", "ExperimentResult", "RunContext", "metric_row"]
 
 
 @dataclass
@@ -111,7 +67,7 @@ class RunContext:
     def timelines(self) -> Any:
         """The data set named by `cfg["dataset"]`, built on first use (see `data.py`)."""
         if "timelines" not in self._cache:
-            from widemem_bench.experiments.data import load_dataset
+            from widemem_bench.timelines.loading import load_dataset
 
             with self.timer("load_dataset"):
                 tl, meta = load_dataset(self.cfg.get("dataset") or {}, self.cfg.get("paths") or {})

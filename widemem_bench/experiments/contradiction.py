@@ -33,6 +33,7 @@ from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, pick_users, ts
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.engines import build_engine
 from widemem_bench.harness.keys import REPLAY
 from widemem_bench.harness.settings import engine_config
 from widemem_bench.metrics.rates import rate_ci, ratio_ci
@@ -114,7 +115,7 @@ def replay(
     probes: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
     n_facts = 0
-    engine = MemoryEngine(embedder, config)
+    engine = build_engine(embedder, config)
     try:
         q_by_user = {u: g for u, g in qs.groupby("user_id", sort=False)}
         for user, uev in ev.groupby("user_id", sort=False):

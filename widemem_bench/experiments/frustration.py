@@ -28,15 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.engine import EngineConfig, MemoryEngine, build_frustration_response
+from widemem_bench.engine import EngineConfig, batch, build_frustration_response
 from widemem_bench.engine.modes import auto_mode, effective_top_k, fetch_k
 from widemem_bench.engine.rephrase import fit_threshold, precision_recall, prior_similarity
 from widemem_bench.evaluation.replay import MemoEmbedder, pick_users
-from widemem_bench.experiments import batch
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
+from widemem_bench.harness.engines import build_engine, thresholds_in_force
 from widemem_bench.harness.keys import BATCH, DATA
-from widemem_bench.harness.settings import batch_engine, engine_config, thresholds_in_force
+from widemem_bench.harness.settings import batch_engine, engine_config
 from widemem_bench.metrics.rates import rate_ci
 from widemem_bench.timelines import templates as T
 
@@ -85,7 +85,7 @@ def score_spoken(events: pd.DataFrame, questions: pd.DataFrame, embedder: Any, c
     rows = []
     for it in items.itertuples(index=False):
         t = _ts(it.at)
-        engine = MemoryEngine(embedder, config)
+        engine = build_engine(embedder, config)
         try:
             uf = by_user.get(str(it.user_id))
             if uf is not None:
@@ -202,7 +202,7 @@ def _time_search(events: pd.DataFrame, q: pd.DataFrame, embedder: Any, config: E
     else:
         pick = q.iloc[np.sort(rng.choice(len(q), size=min(n, len(q)), replace=False))]
         users = sorted(str(u) for u in set(pick["user_id"]))
-    engine = MemoryEngine(embedder, config)
+    engine = build_engine(embedder, config)
     out: dict[str, float] = {}
     tag = f"_store{store_size}" if store_size > 0 else ""
     try:

@@ -39,11 +39,9 @@ from widemem_bench.peers.compare import (  # re-exported: the comparison's publi
     summary_metrics,
 )
 from widemem_bench.peers.replay import replay_steps, select_users
-from widemem_bench.reports.sections import peer as _section  # registers the report section
 
 __all__ = ["band_confusion", "compare", "explain", "resolve_params", "run", "run_comparison",
-           "run_peer", "section", "summary_metrics"]
-section = _section.section
+           "run_peer", "summary_metrics"]
 
 DEFAULTS: dict[str, Any] = {
     "n_users": 20,  # part 1: timeline users replayed through both (widemem's own encoder, ~40 ops/s)

@@ -21,11 +21,8 @@ How to add an experiment (contract for every module in this package):
 2. `configs/experiment/<name>.yaml` starts with `# @package _global_`, sets
    `task_name: <name>` (the registry name; also the output folder name) and puts its
    settings under `params:`; group choices go in `defaults` as `override /embedder: ...`.
-3. Optionally, `@report_section("<name>", order=50)` registers
-   `fn(results: pd.DataFrame, records: list[dict], figures_dir: Path) -> str`, which
-   returns a markdown section for reports/README.md (`results` = the long-format
-   metric rows of every run of that experiment, `records` = their record.json dicts
-   with a `run_dir` key added). Sections are written in `order`, then by name.
+3. Optionally, `widemem_bench/reports/sections/<name>.py` renders it: see
+   `widemem_bench.reports.sections` (only reports/ renders; an experiment never imports it).
 
 Modules are imported lazily: `get_experiment("x")` imports `widemem_bench.experiments.x`
 when "x" is not registered yet, so registering needs no central list. The experiments
@@ -40,16 +37,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 
 ExperimentFn = Callable[[dict[str, Any], RunContext], ExperimentResult]
-SectionFn = Callable[[pd.DataFrame, list[dict[str, Any]], Path], str]
 
 _EXPERIMENTS: dict[str, ExperimentFn] = {}
 _HONOURS: dict[str, tuple[str, ...]] = {}
-_SECTIONS: dict[str, tuple[int, SectionFn]] = {}
 EXPERIMENT_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "experiment"
 
 
@@ -74,16 +67,6 @@ def honours_of(name: str) -> tuple[str, ...]:
     """The keys experiment `name` honours (imports its module on first use)."""
     get_experiment(name)
     return _HONOURS[name]
-
-
-def report_section(name: str, order: int = 50) -> Callable[[SectionFn], SectionFn]:
-    """Register the markdown section writer of experiment `name` (see module docstring)."""
-
-    def deco(fn: SectionFn) -> SectionFn:
-        _SECTIONS[name] = (order, fn)
-        return fn
-
-    return deco
 
 
 def _module_name(name: str) -> str:
@@ -112,17 +95,3 @@ def get_experiment(name: str) -> ExperimentFn:
         known = ", ".join(sorted(set(available_experiments()) | set(_EXPERIMENTS)))
         raise ValueError(f"task_name: unknown experiment {name!r} (known: {known})")
     return _EXPERIMENTS[name]
-
-
-def get_report_sections() -> list[tuple[str, SectionFn]]:
-    """Every registered report section, importing all experiment modules and their
-    `widemem_bench/reports/sections/<name>.py` first."""
-    sections = Path(__file__).resolve().parents[1] / "reports" / "sections"
-    for name in available_experiments():
-        try:
-            _try_import(name)
-            if (sections / f"{_module_name(name)}.py").is_file():
-                importlib.import_module(f"widemem_bench.reports.sections.{_module_name(name)}")
-        except Exception:  # a broken peer module must not break the report of the others
-            continue
-    return [(n, fn) for n, (_, fn) in sorted(_SECTIONS.items(), key=lambda kv: (kv[1][0], kv[0]))]

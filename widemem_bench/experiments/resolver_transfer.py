@@ -36,7 +36,6 @@ from widemem_bench.experiments.registry import experiment
 from widemem_bench.experiments.resolver_ceiling import candidate_ranks, ceiling_rows
 from widemem_bench.metrics.bootstrap import bootstrap_ci
 from widemem_bench.metrics.registry import METRICS, register
-from widemem_bench.reports.sections.resolver_transfer import render
 
 RESOLVERS = ("append", "rule", "structure", "oracle")
 RATE_METRIC = "resolver_event_rate"
@@ -180,8 +179,8 @@ def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """(timelines, meta) of the data set configured in ``configs/dataset/<name>.yaml``."""
     from omegaconf import OmegaConf
 
-    from widemem_bench.experiments.data import load_dataset
     from widemem_bench.provenance import REPO_ROOT
+    from widemem_bench.timelines.loading import load_dataset
 
     if (cfg.get("dataset") or {}).get("name") == name:
         return load_dataset(cfg["dataset"], cfg.get("paths") or {})
@@ -358,17 +357,16 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
                                       split=row["split"], kind=row["kind"], setting=row["resolver"],
                                       set=row["set"], n=row["n"], count=row["count"],
                                       candidate_k=row["candidate_k"]))
-    md = ctx.output_dir / "resolver_transfer.md"
-    md.parent.mkdir(parents=True, exist_ok=True)
-    md.write_text(render(table, emb_name, candidate_k, None, metas, ceil) + "\n")
-    tables = {"summary": table}
+    # What the report section renders besides the tables (reports/sections/resolver_transfer.py).
+    sets_table = pd.DataFrame([{"set": k, "version": v.get("version"), "embedder": emb_name,
+                                "candidate_k": candidate_k} for k, v in metas.items()])
+    tables = {"summary": table, "sets": sets_table}
     if not ceil.empty:
         tables["ceiling"] = ceil
     if upd_tables:
         tables["updates"] = pd.concat(upd_tables, ignore_index=True).astype({"at": "datetime64[us]"})
     per_query = pd.concat(sup_tables, ignore_index=True).astype({"at": "datetime64[us]"}) if sup_tables else None
-    return ExperimentResult(metrics=metrics, per_query=per_query, tables=tables,
-                            artifacts={"resolver_transfer_md": md})
+    return ExperimentResult(metrics=metrics, per_query=per_query, tables=tables)
 
 
 # ---------------------------------------------------------------- report

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.engine import combine, compute_recency
-from widemem_bench.experiments import batch, common
+from widemem_bench.engine import batch, combine, compute_recency
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext
 from widemem_bench.experiments.registry import experiment
 from widemem_bench.harness.keys import BATCH, DATA

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from widemem_bench.engine import batch
 from widemem_bench.engine.config import WIDEMEM_WEIGHTS
-from widemem_bench.experiments import batch, common
+from widemem_bench.experiments import common
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
 from widemem_bench.harness.keys import DATA

@@ -39,7 +39,7 @@ from widemem_bench.evaluation.confidence_methods import (
     paired_vs_top1,
 )
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
-from widemem_bench.experiments.registry import experiment, report_section
+from widemem_bench.experiments.registry import experiment
 
 METHODS = ("widemem bands", "calibrated thresholds", "answerability v1", "answerability v2", "answerability v3")
 SET_ORDER = ("world N holdout", "world A holdout", "world B", "world B, facts as stored", "fixture stored, train", "fixture stored, holdout",
@@ -246,7 +246,7 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_
 
 def _world_n(paths: dict[str, Any]) -> Any | None:
     """World N when its dataset config exists, else None."""
-    from widemem_bench.experiments.data import load_dataset
+    from widemem_bench.timelines.loading import load_dataset
     from widemem_bench.timelines.materialize import CONFIG_DIR, read_config
 
     if not (Path(CONFIG_DIR) / "world_n.yaml").is_file():
@@ -256,7 +256,7 @@ def _world_n(paths: dict[str, Any]) -> Any | None:
 
 def _world_b(paths: dict[str, Any]) -> Any | None:
     """World B when its dataset config exists (branch worldb), else None."""
-    from widemem_bench.experiments.data import load_dataset
+    from widemem_bench.timelines.loading import load_dataset
     from widemem_bench.timelines.materialize import CONFIG_DIR, read_config
 
     if not (Path(CONFIG_DIR) / "world_b.yaml").is_file():
@@ -293,17 +293,6 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
             metrics.append(metric_row(f"transfer_{key}", r[key], (r[f"{key}_lo"], r[f"{key}_hi"]),
                                       embedder=r["embedder"], split=r["set"], setting=r["method"]))
     return ExperimentResult(metrics=metrics, tables={"transfer": table}, artifacts={"transfer_md": md})
-
-
-@report_section("transfer", order=65)
-def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
-    """reports/README.md section: the newest transfer run's table."""
-    parts = [pd.read_parquet(Path(r.get("run_dir", "")) / "transfer.parquet") for r in records
-             if (Path(r.get("run_dir", "")) / "transfer.parquet").is_file()]
-    if not parts:
-        return ""
-    return transfer_markdown(pd.concat(parts, ignore_index=True).drop_duplicates(["set", "method", "embedder"],
-                                                                                  keep="last"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

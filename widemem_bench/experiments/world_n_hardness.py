@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 
 from widemem_bench.embedders import load_embedder
+from widemem_bench.engine import batch
 from widemem_bench.engine.config import EngineConfig
-from widemem_bench.experiments import batch
-from widemem_bench.harness.settings import thresholds_in_force
+from widemem_bench.harness.engines import thresholds_in_force
 from widemem_bench.metrics.confidence import MODERATE, NEGATIVE_KINDS
 from widemem_bench.timelines import load_from_config, materialize
 

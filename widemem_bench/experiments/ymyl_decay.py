@@ -8,7 +8,7 @@ competition is the user's own year of memories, from fresh to a year old.
 Memories of the same slot (restatements, older values) are left out, so only
 the fact's own ageing moves it.
 
-Ages are only a parameter of the batched scorer (`experiments/batch.py`): the
+Ages are only a parameter of the batched scorer (`engine/batch.py`): the
 candidates and cosines are laid out once and every (N, decay function, rate,
 YMYL setting) is numpy over them. YMYL settings:
 
@@ -37,17 +37,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.engine import scoring
+from widemem_bench.engine import batch, scoring
 from widemem_bench.engine.config import EngineConfig
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
 from widemem_bench.engine.recency import compute_recency
 from widemem_bench.engine.ymyl import classify_ymyl, classify_ymyl_lexicon
 from widemem_bench.evaluation.replay import pick_users
 from widemem_bench.evaluation.ymyl import classifier_quality, is_strong, vocab_overlap
-from widemem_bench.experiments import batch
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
-from widemem_bench.harness.settings import engine_config, thresholds_in_force
+from widemem_bench.harness.engines import thresholds_in_force
+from widemem_bench.harness.settings import engine_config
 from widemem_bench.metrics.rates import rate_ci
 from widemem_bench.timelines import templates as T
 

@@ -24,7 +24,7 @@ from typing import Any
 HARNESS: tuple[str, ...] = ("task_name", "seed", "progress", "force", "paths", "hydra", "experiment")
 # The data an experiment embeds: the embedder node, the data set, what a memory holds.
 DATA: tuple[str, ...] = ("embedder", "dataset", "memory_text")
-# What the batched scorer (`experiments/batch.py`) reproduces of MemoryEngine.search.
+# What the batched scorer (`engine/batch.py`) reproduces of MemoryEngine.search.
 BATCH: tuple[str, ...] = ("weights", "decay", "thresholds", "mode", "age_from",
                           "engine.adapt_weights", "engine.two_pass_boost")
 # A timeline replay through MemoryEngine.add_fact / search (no extraction: facts go in as

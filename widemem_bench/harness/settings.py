@@ -13,11 +13,13 @@ experiment that runs `MemoryEngine` take its result):
     engine.<field>                            -> every other field (group `engine`)
 
 The swept axes keep their own groups (`weights=equal`, `decay=linear`); the `engine`
-node holds the rest, so each field has exactly one key. Plain Python, no Hydra.
+node holds the rest, so each field has exactly one key, and names what it builds
+(`_target_: widemem_bench.engine.config.EngineConfig`). Plain Python, no Hydra.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,11 +48,28 @@ BATCH_FIELDS = ("weights", "decay_function", "decay_rate", "thresholds", "defaul
                 "max_text_chars", "llm_url", "llm_model", "llm_timeout", "llm_api_key")
 
 
+TARGET = "widemem_bench.engine.config.EngineConfig"
+
+
+def _target(node: Mapping[str, Any]) -> type[EngineConfig]:
+    """The class the engine node builds (`_target_`; none: EngineConfig). Hydra-style, without
+    Hydra: the dotted path is imported and must be EngineConfig or a subclass of it."""
+    path = node.get("_target_") or TARGET
+    module, _, name = str(path).rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name) if module else None
+    except ImportError:
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, EngineConfig)):
+        raise ValueError(f"engine._target_: {path!r} is not importable as an EngineConfig (use {TARGET})")
+    return cls
+
+
 def _engine_node(cfg: Mapping[str, Any]) -> dict[str, Any]:
     node = cfg.get("engine") or {}
     if not isinstance(node, Mapping):
         raise ValueError(f"engine: expected a mapping of EngineConfig fields, got {type(node).__name__}")
-    out = dict(node)
+    out = {k: v for k, v in node.items() if k != "_target_"}
     for key in out:
         if key in GROUP_FIELDS:
             raise ValueError(f"engine.{key}: set it with {GROUP_FIELDS[key]}, its own config group")
@@ -68,6 +87,7 @@ def engine_config(cfg: Mapping[str, Any], **overrides: Any) -> EngineConfig:
     """
     from widemem_bench.harness.validate import check_weights, engine_thresholds
 
+    cls = _target(cfg.get("engine") or {})
     opts = _engine_node(cfg)
     if cfg.get("weights"):
         opts["weights"] = check_weights(dict(cfg["weights"]))
@@ -89,7 +109,7 @@ def engine_config(cfg: Mapping[str, Any], **overrides: Any) -> EngineConfig:
         opts["age_from"] = cfg["age_from"]
     opts.update(overrides)
     try:
-        return EngineConfig.from_dict(opts)
+        return cls.from_dict(opts)
     except ValueError as exc:
         # EngineConfig names the field; name the config key that set it.
         field = str(exc).split(" ", 1)[0].split("[", 1)[0].strip("'")
@@ -117,16 +137,6 @@ def batch_engine(cfg: Mapping[str, Any], *, ignore: tuple[str, ...] = (),
     if ec.default_mode == "auto":
         raise ValueError("mode: the batched scorer needs fast, balanced or deep, got 'auto'")
     return ec
-
-
-def thresholds_in_force(ec: EngineConfig, embedder: Any) -> tuple[float, float, float]:
-    """(high, moderate, low) that `MemoryEngine` would use with `ec` for `embedder`:
-    widemem's table (+ env) by model id, an explicit triple, or the committed calibration
-    of the embedder's registry NAME (a model id is not a calibration file name)."""
-    from widemem_bench.engine.confidence import resolve_thresholds
-
-    return tuple(resolve_thresholds(  # type: ignore[return-value]
-        str(embedder.model_id), ec.thresholds, embedder_name=str(embedder.name)))
 
 
 # ---------------------------------------------------------------- embedders

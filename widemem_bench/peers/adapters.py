@@ -39,10 +39,11 @@ class EngineAdapter:
     name = "engine"
 
     def __init__(self, embedder: Any, *, mode: str = "balanced", engine: dict[str, Any] | None = None) -> None:
-        from widemem_bench.engine import EngineConfig, MemoryEngine
+        from widemem_bench.engine import EngineConfig
+        from widemem_bench.harness.engines import build_engine
 
         self.mode = mode
-        self.engine = MemoryEngine(embedder, EngineConfig(**(engine or {})))
+        self.engine = build_engine(embedder, EngineConfig(**(engine or {})))
 
     def add_fact(self, text: str, user_id: str, at: dt.datetime | None, importance: float = 5.0) -> None:
         self.engine.add_fact(text, user_id, importance=importance, at=at)

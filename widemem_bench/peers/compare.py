@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.experiments.context import ExperimentResult, metric_row
+from widemem_bench.metrics.rows import ExperimentResult, metric_row
 from widemem_bench.peers.replay import Answer, Step, engine_answer, peer_answer
 
 BANDS = ("high", "moderate", "low", "none")
@@ -265,11 +265,12 @@ def run_comparison(
     `peer_embedder=None` gives widemem its own sentence-transformers provider on the
     packaged MiniLM (the real thing); pass a project embedder to share one (tests).
     """
-    from widemem_bench.engine import EngineConfig, MemoryEngine
+    from widemem_bench.engine import EngineConfig
+    from widemem_bench.harness.engines import build_engine
     from widemem_bench.peers import WidememPeer
 
     config = EngineConfig(**dict(p["engine"]))
-    engine = MemoryEngine(embedder, config)
+    engine = build_engine(embedder, config)
     clock = config.age_from == "clock"
     peer = WidememPeer(embedder=peer_embedder, mode=p["mode"], work_dir=work_dir, clock=clock,
                        options=widemem_options(config))

@@ -115,9 +115,10 @@ def step_texts(steps: Sequence[Step]) -> tuple[list[str], list[str]]:
 
 
 def _engine(embedder: Any, overrides: dict[str, Any] | None = None, store_path: Path | None = None) -> Any:
-    from widemem_bench.engine import EngineConfig, MemoryEngine
+    from widemem_bench.engine import EngineConfig
+    from widemem_bench.harness.engines import build_engine
 
-    return MemoryEngine(embedder, EngineConfig(**(overrides or {})), store_path=store_path)
+    return build_engine(embedder, EngineConfig(**(overrides or {})), store_path=store_path)
 
 
 # --------------------------------------------------------------------------- stages

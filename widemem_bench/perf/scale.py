@@ -111,8 +111,8 @@ def _sweep_data(p: dict[str, Any], work: Path) -> tuple[pd.DataFrame, pd.DataFra
 def sweep_job(embedder_name: str, p: dict[str, Any], work: Path) -> dict[str, Any]:
     """One embedder x every setting, warm cache: what one Hydra sweep job does."""
     from widemem_bench.embedders import load_embedder
+    from widemem_bench.engine import batch
     from widemem_bench.engine.confidence import resolve_thresholds
-    from widemem_bench.experiments import batch
 
     _one_thread()
     t0 = time.perf_counter()
@@ -135,8 +135,8 @@ def sweep_job(embedder_name: str, p: dict[str, Any], work: Path) -> dict[str, An
 def stage_sweep(p: dict[str, Any], work: Path) -> dict[str, Any]:
     """(4) warm-cache scoring sweep: settings scored per second over the sweep users."""
     from widemem_bench.embedders import load_embedder
+    from widemem_bench.engine import batch
     from widemem_bench.engine.confidence import resolve_thresholds
-    from widemem_bench.experiments import batch
 
     _one_thread()
     events, questions = _sweep_data(p, work)
@@ -152,7 +152,7 @@ def stage_sweep(p: dict[str, Any], work: Path) -> dict[str, Any]:
         dt_s, _ = _timed(lambda: sum(1 for _ in batch.sweep(prep, settings, thresholds)))
         times.append(dt_s)
     return {
-        "scorer": "experiments/batch.py",
+        "scorer": "engine/batch.py",
         "n_settings": len(settings),
         "n_queries": prep.n_questions,
         "n_candidates": int(prep.sim.shape[1]),

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from widemem_bench.experiments.contradiction import KINDS
-from widemem_bench.experiments.registry import report_section
 from widemem_bench.reports.markdown import md_table, pct
+from widemem_bench.reports.sections import report_section
 from widemem_bench.reports.sections._common import latest_run, metric_value, publish_fragment, table
 
 FIGURE = "contradiction_floor.png"

@@ -15,9 +15,9 @@ import pandas as pd
 
 from widemem_bench.engine.rephrase import precision_recall
 from widemem_bench.experiments.frustration import ACTIONS
-from widemem_bench.experiments.registry import report_section
 from widemem_bench.metrics.rates import rate_ci
 from widemem_bench.reports.markdown import md_table, pct
+from widemem_bench.reports.sections import report_section
 from widemem_bench.reports.sections._common import latest_run, metric_value, publish_fragment, table
 
 TIMING_PREFIXES = ("search_ms_", "candidates_")

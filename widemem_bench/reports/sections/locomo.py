@@ -11,9 +11,9 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from widemem_bench.experiments.registry import report_section
 from widemem_bench.external.locomo import CATEGORY_NAMES
 from widemem_bench.reports.markdown import fmt
+from widemem_bench.reports.sections import report_section
 
 
 def _fmt_ci(v: float, lo: float, hi: float, pct: bool = False) -> str:

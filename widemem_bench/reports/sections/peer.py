@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from widemem_bench.experiments.registry import report_section
+from widemem_bench.reports.sections import report_section
 
 COMMAND = "python -m widemem_bench.run experiment=peer"
 

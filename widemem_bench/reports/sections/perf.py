@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from widemem_bench.experiments.registry import report_section
 from widemem_bench.perf.common import median
+from widemem_bench.reports.sections import report_section
 
 TARGET_ONLINE = 2.0  # online engine over widemem as it ships
 TARGET_BEYOND = 0.2  # engine's time beyond encoding over widemem's, same encoder

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from widemem_bench.experiments.registry import report_section
+from widemem_bench.reports.sections import report_section
 
 
 def _pct(v: float, lo: float, hi: float) -> str:
@@ -174,13 +174,23 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
 
 @report_section("resolver_transfer", order=61)
 def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: Path) -> str:
-    """The latest run's fragment; also refreshed as reports/resolver_transfer.md."""
+    """The latest run's fragment, rendered from its tables; also refreshed as
+    reports/resolver_transfer.md. A run recorded before the experiment stopped rendering
+    (no sets.parquet) holds the fragment it rendered then: that one is used."""
     if not records:
         return ""
-    md = Path(str(records[-1].get("run_dir", ""))) / "resolver_transfer.md"
-    if not md.is_file():
+    run = Path(str(records[-1].get("run_dir", "")))
+    if (run / "sets.parquet").is_file():
+        sets = pd.read_parquet(run / "sets.parquet")
+        ceiling = pd.read_parquet(run / "ceiling.parquet") if (run / "ceiling.parquet").is_file() else pd.DataFrame()
+        emb = str(sets["embedder"].iloc[0]) if len(sets) else str(records[-1].get("config", {}).get("embedder", {}).get("name"))
+        k = int(sets["candidate_k"].iloc[0]) if len(sets) else 5
+        metas = {str(r["set"]): {"version": r["version"]} for _, r in sets.iterrows()}
+        text = render(pd.read_parquet(run / "summary.parquet"), emb, k, None, metas, ceiling) + "\n"
+    elif (run / "resolver_transfer.md").is_file():
+        text = (run / "resolver_transfer.md").read_text()
+    else:
         return ""
-    text = md.read_text()
     figures_dir.parent.mkdir(parents=True, exist_ok=True)
     (figures_dir.parent / "resolver_transfer.md").write_text(text)
     return text

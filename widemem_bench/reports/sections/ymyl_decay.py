@@ -12,9 +12,9 @@ from typing import Any
 import pandas as pd
 
 from widemem_bench.engine.config import WIDEMEM_DECAY
-from widemem_bench.experiments.registry import report_section
 from widemem_bench.experiments.ymyl_decay import YMYL_SETTINGS
 from widemem_bench.reports.markdown import md_table, pct
+from widemem_bench.reports.sections import report_section
 from widemem_bench.reports.sections._common import latest_run, metric_value, publish_fragment, table
 
 FIGURE = "ymyl_decay.png"

@@ -63,3 +63,11 @@ def load_dataset(ds: dict[str, Any], paths: dict[str, Any]) -> tuple[Any, dict[s
             "sha256": dataset_sha256(path), "generator_version": tl.GENERATOR_VERSION,
             "n_users": n_users, "seed": seed, "world": opts["world"]}
     return data, meta
+
+
+def load_world(dataset: str = "timelines") -> tuple[Any, dict[str, Any]]:
+    """(Timelines, meta) of a world by dataset config name (`configs/dataset/<name>.yaml`),
+    built on first use."""
+    from widemem_bench.timelines.materialize import read_config
+
+    return load_dataset(read_config(dataset), {})

@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import scoring
-from widemem_bench.engine.confidence import band_codes
+from widemem_bench.engine.confidence import MODEL_THRESHOLDS, band_codes
 from widemem_bench.engine.modes import effective_top_k, fetch_k, preset
-from widemem_bench.engine.recency import decay, validate_decay
+from widemem_bench.engine.recency import WIDEMEM_DECAY, decay, validate_decay
 
 CLASSES = ("temporal", "factual", "other")
 BOOST_N = scoring.BOOST_N  # the engine's: widemem boosts the 5 most similar candidates
@@ -281,9 +281,9 @@ def _rank_of(final: np.ndarray, prior: np.ndarray, j: np.ndarray, present: np.nd
 def score(
     prep: Prepared,
     weights: Sequence[float],
-    decay_function: str = "exponential",
-    decay_rate: float = 0.01,
-    thresholds: Sequence[float] = (0.6, 0.3, 0.2),
+    decay_function: str = WIDEMEM_DECAY[0],
+    decay_rate: float = WIDEMEM_DECAY[1],
+    thresholds: Sequence[float] = MODEL_THRESHOLDS["all-minilm-l6-v2"],
     *,
     recency: np.ndarray | None = None,
     two_pass: bool = True,
