@@ -20,7 +20,7 @@ from pathlib import Path
 # name -> (module, one line). Each module exposes `main(argv: list[str] | None) -> int`.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": ("widemem_bench.calibrate", "fit per-embedder confidence thresholds, write the calibration files"),
-    "regression": ("widemem_bench.regression", "the regression gate (--write REASON blesses; adapter=<name> gates a peer)"),
+    "regression": ("widemem_bench.regression", "the regression gate (write=REASON blesses; adapter=<name> gates a peer)"),
     "perf": ("widemem_bench.experiments.perf", "the full speed benchmark (reports/perf.md)"),
     "aggregate": ("widemem_bench.aggregate", "gather a sweep's run records into results.parquet"),
     "bench": ("widemem_bench.bench", "run every experiment of `make bench` and write reports/"),
