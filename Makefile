@@ -99,9 +99,11 @@ perf: venv
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
 # widemem_bench/calibration/files/<embedder>.json (only this target passes
-# write_package_files=true) and reports/calibration.md (commit both).
+# params.write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.calibrate embedder=all write_package_files=true
+	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench calibrate -m embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf \
+		params.holdout=true params.write_package_files=true force=true hydra.sweep.dir=outputs/calibrate/package
+	$(VENV)/bin/widemem-bench calibration_report
 
 # The structure resolver's frame table, fitted on development sets only (world A train +
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
