@@ -20,8 +20,8 @@ from widemem_bench.answerability import (
     set_scorer,
 )
 from widemem_bench.answerability.text import analyse
-from widemem_bench.calibrate import apply_cap, cap_threshold
 from widemem_bench.calibration import fit_thresholds
+from widemem_bench.calibration.caps import apply_cap, cap_threshold
 from widemem_bench.embedders import load_embedder
 from widemem_bench.engine import EngineConfig
 from widemem_bench.harness import build_engine

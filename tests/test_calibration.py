@@ -175,7 +175,7 @@ def test_calibration_file_round_trip(tmp_path: Path) -> None:
 
 
 def test_missing_calibration_names_embedder_and_command(tmp_path: Path) -> None:
-    with pytest.raises(CalibrationNotFoundError, match=r"'no-such-model'.*python -m widemem_bench.calibrate"):
+    with pytest.raises(CalibrationNotFoundError, match=r"'no-such-model'.*widemem-bench calibrate"):
         load_calibration("no-such-model", directory=tmp_path)
     with pytest.raises(ValueError, match="no calibration file"):
         load_calibration("no-such-model")

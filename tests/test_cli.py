@@ -41,12 +41,12 @@ def test_tool_help_exits_zero(tool: str, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_tools_get_their_argv(monkeypatch: pytest.MonkeyPatch) -> None:
-    import widemem_bench.calibrate as calibrate
+    import widemem_bench.reports.sections.calibration as calibration_report
 
     seen: list[list[str] | None] = []
-    monkeypatch.setattr(calibrate, "main", lambda argv=None: seen.append(argv) or 0)
-    assert cli.main(["calibrate", "embedder=minilm-l6", "--help"]) == 0
-    assert seen == [["embedder=minilm-l6", "--help"]]
+    monkeypatch.setattr(calibration_report, "main", lambda argv=None: seen.append(argv) or 0)
+    assert cli.main(["calibration_report", "--help"]) == 0
+    assert seen == [["--help"]]
 
 
 def test_run_names_the_experiment_where_a_tool_has_the_same_name(capsys: pytest.CaptureFixture[str]) -> None:

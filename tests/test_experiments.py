@@ -199,6 +199,6 @@ def test_bench_plan_runs_core_then_registered_extras():
     assert "locomo" not in names
     assert dict(steps)["compare_embedders"] == ["embedder=minilm-l6,tfidf"]
     assert dict(steps)["sweep_weights"] == []
-    assert plan(["x"], {"calibrate"}, set()) == [("calibrate", ["embedder=x"])]
+    assert plan(["x"], {"calibrate"}, set()) == [("calibrate", ["embedder=x", "params.holdout=true"])]
     assert command("calibrate", ["embedder=x"])[:5] == ["python", "-m", "widemem_bench.run", "-m",
                                                          "experiment=calibrate"]

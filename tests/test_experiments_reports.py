@@ -15,7 +15,7 @@ from widemem_bench.timelines import GENERATOR_VERSION
 
 PARAMS = {
     "compare_embedders": {"n_boot": 20, "n_boot_slow": 10},
-    "calibrate": {"delta": 0.1, "n_boot": 20, "targets": {"high": 0.85}, "none_answerable": 0.5},
+    "calibrate": {"delta": 0.1, "n_boot": 20, "targets": {"high": 0.85}, "none_answerable": 0.5, "holdout": True},
     "sweep_thresholds": {"step": 0.1, "n_boot": 10, "splits": ["all", "holdout"]},
     "sweep_decay": {"functions": {"exponential": [0.01], "linear": [0.005], "step": [0.0], "none": [0.0]},
                     "n_boot": 10},

@@ -45,7 +45,7 @@ TINY: dict[str, list[str]] = {
     "sweep_weights": ["params.step=0.25", "params.n_boot=5"],
     "sweep_thresholds": ["params.step=0.25", "params.n_boot=5"],
     # the certificate needs >= 30 users on each side of the scorer's fit / certify split;
-    # hash-test needs tfidf-like settings for a reachable ladder (tests/test_calibrate_cli.py)
+    # hash-test needs tfidf-like settings for a reachable ladder (tests/test_calibrate.py)
     "calibrate": ["params.n_boot=10", "dataset.n_users=300", "dataset.questions_per_user=40", "params.targets.high=0.85",
                   "params.none_answerable=0.5"],
     "contradiction": ["params.floors=[0.5]", "params.n_boot=10"],

@@ -95,7 +95,7 @@ def test_bad_input_is_one_line_naming_the_command(tmp_path: Path, monkeypatch: p
     with pytest.raises(regression.GateInputError, match=r"stale .*make golden"):
         regression.load_baseline(old)
     base = {"blessed": {"lock_sha256": "ab" * 32}, "evaluated": {"gate_data": {"sha256": "x"}}}
-    monkeypatch.setattr(regression, "lock_sha256", lambda: None)
+    monkeypatch.setattr("widemem_bench.regression.baseline.lock_sha256", lambda: None)
     with pytest.raises(regression.GateInputError, match=r"blessed under lock (ab)+.*make golden"):
         regression.check_inputs(base, {"gate_data": {"sha256": "x"}})
     base["blessed"]["lock_sha256"] = None
@@ -104,8 +104,14 @@ def test_bad_input_is_one_line_naming_the_command(tmp_path: Path, monkeypatch: p
     with pytest.raises(regression.GateInputError, match=r"needs a reason"):
         regression.write_baseline("  ", tmp_path / "b.json")
     assert not (tmp_path / "b.json").exists()
-    with pytest.raises(regression.GateInputError, match=r"unknown argument"):
+    with pytest.raises(regression.GateInputError, match=r"^weights: .*keys: write, bench"):
         regression.main(["weights=0.2,0.5,0.3"])
+    with pytest.raises(regression.GateInputError, match=r"'--write' is not key=value"):
+        regression.main(["--write", "why"])
+    with pytest.raises(regression.GateInputError, match=r"^bench: "):
+        regression.main(["bench=maybe"])
+    with pytest.raises(regression.GateInputError, match=r"options: only with adapter"):
+        regression.main(["options.k=1"])
 
 
 def test_gate_users_are_their_own_split_and_never_fitted() -> None:
@@ -153,7 +159,7 @@ def test_the_code_as_it_stands_passes_the_gate() -> None:
 def test_a_peer_is_gated_against_the_baseline_its_user_blesses(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "adapter-engine.json"
-    assert regression.main(["adapter=engine", f"baseline={path}", "--write", "first baseline"]) == 0
+    assert regression.main(["adapter=engine", f"baseline={path}", "write=first baseline"]) == 0
     assert json.loads(path.read_text())["blessed"]["reason"] == "first baseline"
     assert regression.main(["adapter=engine", f"baseline={path}"]) == 0
     capsys.readouterr()

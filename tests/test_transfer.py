@@ -146,9 +146,9 @@ def _ctx(out: Path, seed: int = 0, data: bool = True) -> object:
 
 @pytest.mark.parametrize(("params", "file", "command"), [
     ({}, "widemem_bench/calibration/files/hash-test.json",
-     "python -m widemem_bench.calibrate embedder=hash-test write_package_files=true"),
+     "widemem-bench calibrate embedder=hash-test params.holdout=true params.write_package_files=true"),
     ({"calibration_dir": "{tmp}"}, "{tmp}/hash-test.json",
-     "python -m widemem_bench.calibrate embedder=hash-test, then copy outputs/calibrate/hash-test/calibration.json"),
+     "widemem-bench calibrate embedder=hash-test, then copy outputs/calibrate/runs/embedder=hash-test/calibration.json"),
     ({"calibration_dir": HASH_DIRS["calibration_dir"], "answerability_dir": "{tmp}"}, "{tmp}/hash-test.json",
      "python -m widemem_bench.answerability.fit embedder=hash-test out={tmp}"),
 ])

@@ -315,14 +315,14 @@ def test_generated_text_reads_as_english(wb: Timelines) -> None:
 
 
 def test_calibration_refuses_world_b(wb: Timelines, tmp_path: Path) -> None:
-    """The documented guard acts: calibrating (CLI or experiment=calibrate) on world B is a
-    one-line error before anything is embedded, fitted or written."""
-    from widemem_bench import calibrate as cli
+    """The documented guard acts: calibrating (the pipeline or experiment=calibrate) on world B
+    is a one-line error before anything is embedded, fitted or written."""
+    from widemem_bench.calibration.options import Options
     from widemem_bench.experiments import calibrate as exp
+    from widemem_bench.experiments import calibrate_pipeline as pipeline
 
-    opts = cli.Options(out=tmp_path)
     with pytest.raises(ValueError, match="evaluation-only; calibration fits on world A") as e:
-        cli.calibrate_embedder("hash-test", opts, wb, {"version": "x", "sha256": "x"})
+        pipeline.calibrate_embedder("hash-test", Options(holdout=True), wb, {"version": "x", "sha256": "x"})
     assert "\n" not in str(e.value)
 
     class Ctx:

@@ -4,7 +4,7 @@
     widemem-bench <experiment> [key=value ...]    run an experiment (Hydra; -m sweeps)
     widemem-bench <experiment> --help             what it measures, the keys it honours
     widemem-bench run <experiment> [--help|key=value ...]   the same (calibrate, perf: the experiment)
-    widemem-bench calibrate|regression|perf|aggregate|bench ARGS   the tools (each has --help)
+    widemem-bench regression|perf|aggregate|bench|calibration_report ARGS   the tools (each has --help)
 
 `python -m widemem_bench.run experiment=<name>` keeps working; this is the same entry.
 """
@@ -19,8 +19,9 @@ from pathlib import Path
 
 # name -> (module, one line). Each module exposes `main(argv: list[str] | None) -> int`.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "calibrate": ("widemem_bench.calibrate", "fit per-embedder confidence thresholds, write the calibration files"),
-    "regression": ("widemem_bench.regression", "the regression gate (--write REASON blesses; adapter=<name> gates a peer)"),
+    "calibration_report": ("widemem_bench.reports.sections.calibration",
+                           "rewrite reports/calibration.md from the calibration files (make calibrate)"),
+    "regression": ("widemem_bench.regression", "the regression gate (write=REASON blesses; adapter=<name> gates a peer)"),
     "perf": ("widemem_bench.experiments.perf", "the full speed benchmark (reports/perf.md)"),
     "aggregate": ("widemem_bench.aggregate", "gather a sweep's run records into results.parquet"),
     "bench": ("widemem_bench.bench", "run every experiment of `make bench` and write reports/"),

@@ -1,7 +1,7 @@
 """Mutation catalogue of the regression gate: does the gate fail on real scoring changes?
 
 Each entry is one named edit (an exact text, found exactly once, replaced) applied to a
-temporary copy of the checkout; the gate (``python -m widemem_bench.regression``) then
+temporary copy of the checkout; the gate (``widemem-bench regression``) then
 runs in that copy against the committed baseline. A *mutation* changes what the code
 scores and must fail the gate; a *neutral* change (a rename, a reorder of independent
 statements, a comment, a helper refactor, an unused option) must pass it.
@@ -242,7 +242,7 @@ def run_one(m: Mutation, root: Path = REPO_ROOT) -> Outcome:
                "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         if m.cold_cache:
             env["WIDEMEM_BENCH_CACHE"] = str(Path(tmp) / "cache")
-        r = subprocess.run([sys.executable, "-m", "widemem_bench.regression"], cwd=dest, env=env,
+        r = subprocess.run([sys.executable, "-m", "widemem_bench.cli", "regression"], cwd=dest, env=env,
                            capture_output=True, text=True)
     lines = r.stdout.splitlines()
     failures: list[str] = []

@@ -7,10 +7,10 @@ holdout split is embedded, parsed or searched here; world B is refused (`check_f
 1. Search every confidence question as widemem's engine does (`sets.world_searches`).
 2. v3 features (`v3.feature_rows_v3`): v2's, plus the language layer's reading of the
    question against its top memories; every text is parsed once, in one batch, cached.
-3. Users split in two (seeded, by user; `calibrate.split_users`): gradient-boosted trees
+3. Users split in two (seeded, by user; `calibration.scorers.split_users`): gradient-boosted trees
    (`trees.fit_trees`; ``model=logistic``: `model.fit_model`) fitted on one half, its
    (high, moderate, low) cut-offs certified by `calibration.certify_ladder` on the other
-   half scored by that same model (`calibrate.certify_scorer`): users as the unit, the
+   half scored by that same model (`calibration.scorers.certify_scorer`): users as the unit, the
    project's targets, hard negatives <= 10 % at MODERATE+, answerable at NONE <= 5 %.
 4. Figures per world on the certifying half (users the shipped model never saw): AUROC of
    v3, v2 and top-1 cosine. They steered v3's design, so they are development figures.
@@ -63,7 +63,7 @@ class FitOptions:
 
 
 class V3Scorer:
-    """v3's model behind `calibrate.CertifiableScorer`: gradient-boosted trees (`trees.fit_trees`,
+    """v3's model behind `calibration.scorers.CertifiableScorer`: gradient-boosted trees (`trees.fit_trees`,
     the default) or the logistic model (`model.fit_model`, ``model="logistic"``)."""
 
     def __init__(self, kind: str, c: float, seed: int) -> None:
@@ -121,7 +121,7 @@ def dev_searches(emb: Any, worlds: Sequence[str]) -> tuple[Any, list[dict[str, A
 def fit_v3(name: str, opts: FitOptions) -> tuple[ScorerV3, pd.DataFrame]:
     """The v3 scorer of one embedder and a per-question frame of the development data."""
     from widemem_bench.answerability.v2 import feature_rows
-    from widemem_bench.calibrate import certify_scorer, split_users
+    from widemem_bench.calibration.scorers import certify_scorer, split_users
     from widemem_bench.embedders import load_embedder
     from widemem_bench.metrics import auroc
 

@@ -41,7 +41,7 @@ def scorer_from_calibration(cal: Any) -> Scorer:
     if not section or "model" not in section or cal.answerability_thresholds is None:
         raise ValueError(
             f"calibration file of {cal.embedder!r} has no answerability section; "
-            f"re-run: python -m widemem_bench.calibrate embedder={cal.embedder}"
+            f"re-run: widemem-bench calibrate embedder={cal.embedder}"
         )
     return Scorer(cal.embedder, AnswerabilityModel.from_dict(section["model"]), cal.answerability_thresholds)
 

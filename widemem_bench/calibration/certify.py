@@ -223,6 +223,161 @@ def pd_factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), int(codes.max()) + 1 if codes.size else 0
 
 
+def _checked_settings(s: np.ndarray, k: np.ndarray, users: Any, targets: Mapping[str, float] | None,
+                      caps: Mapping[str, float] | None, none_answerable: float | None,
+                      low_caps: Mapping[str, float] | None, delta: float,
+                      method: str) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """The targets, caps and low caps in force; ValueError (one line) for anything out of range."""
+    if s.ndim != 1 or k.shape != s.shape or np.asarray(users).shape != s.shape:
+        raise ValueError("scores, kinds and users must be 1-D of equal length")
+    if s.size == 0 or np.isnan(s).any():
+        raise ValueError("scores must be non-empty and free of NaN")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    tgt = {**DEFAULT_LADDER_TARGETS, **{b: float(v) for b, v in (targets or {}).items()}}
+    unknown = sorted(set(tgt) - set(DEFAULT_LADDER_TARGETS))
+    if unknown:
+        raise ValueError(f"targets has unknown band(s) {unknown}; LOW is set by none.answerable, not a precision")
+    for b, v in tgt.items():
+        if not 0 < v < 1:
+            raise ValueError(f"targets.{b} must lie in (0, 1), got {v}")
+    if tgt["high"] < tgt["moderate"]:
+        raise ValueError(f"targets.high ({tgt['high']}) must be >= targets.moderate ({tgt['moderate']})")
+    if none_answerable is not None and not 0 < none_answerable < 1:
+        raise ValueError(f"none.answerable must lie in (0, 1), got {none_answerable}")
+    cap_d, low_d = dict(caps or {}), dict(low_caps or {})
+    if none_answerable is None and not low_d:
+        raise ValueError("LOW needs a rule: none.answerable=<rate> and/or low_cap.<kind>=<rate>")
+    for prefix, family in (("cap", cap_d), ("low_cap", low_d)):
+        for kind, rate in family.items():
+            if not 0 < float(rate) < 1:
+                raise ValueError(f"{prefix}.{kind} must lie in (0, 1), got {rate}")
+            if kind == POSITIVE or not (k == kind).any():
+                raise ValueError(f"{prefix}.{kind}: no unanswerable calibration question has kind {kind!r} "
+                                 f"(kinds: {sorted(set(k.tolist()))})")
+    return tgt, cap_d, low_d
+
+
+@dataclass
+class _Reach:
+    """Per user and candidate threshold: how many questions (and answerable ones) reach it."""
+
+    s: np.ndarray
+    k: np.ndarray
+    y: np.ndarray
+    u_idx: np.ndarray
+    n_users: int
+    level: float
+    method: str
+    asc: np.ndarray = field(init=False)
+    rank: np.ndarray = field(init=False)
+    reach_n: np.ndarray = field(init=False)
+    reach_y: np.ndarray = field(init=False)
+    users_reach: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.asc = candidates_of(self.s)
+        self.rank = np.searchsorted(self.asc, self.s, side="right")  # candidates each question reaches
+        self.reach_n = reach_counts(self.rank, self.u_idx, np.ones(self.s.size), self.n_users, self.g)
+        self.reach_y = reach_counts(self.rank, self.u_idx, self.y.astype(float), self.n_users, self.g)
+        self.users_reach = (self.reach_n > 0).sum(axis=0)
+
+    @property
+    def g(self) -> int:
+        return int(self.asc.size)
+
+
+def _precision_statement(r: _Reach, band: str, p: float) -> tuple[Statement, float | None]:
+    """A precision band, strictest (highest) candidate first; and the strictest candidate tested."""
+    desc = slice(None, None, -1)
+    pv = ratio_p_values(r.reach_y[:, desc], r.reach_n[:, desc], p, r.method)
+    testable = r.reach_n.sum(axis=0)[desc] >= n_min(p, r.level)
+    if r.method == "cluster":
+        testable &= r.users_reach[desc] >= MIN_USERS_REACH
+    n_cert = int(fixed_sequence(pv, r.level, testable))
+    tested = np.flatnonzero(testable[:n_cert])
+    if tested.size == 0:
+        return Statement(band, "precision", p, 1.0, False, None, None, 0, 0,
+                         float(pv[testable][0]) if testable.any() else 1.0), None
+    j = int(tested[-1])           # the least strict certified candidate (descending index)
+    gi = r.g - 1 - j
+    st = Statement(band, "precision", p, float(r.asc[gi]), True,
+                   float(r.reach_y[:, gi].sum() / r.reach_n[:, gi].sum()),
+                   ratio_lower_bound(r.reach_y[:, gi], r.reach_n[:, gi], r.level, r.method),
+                   int(r.reach_n[:, gi].sum()), int(r.users_reach[gi]), float(pv[j]))
+    return st, float(r.asc[r.g - 1 - int(tested[0])])
+
+
+def _cap_statement(r: _Reach, kind: str, rate: float, prefix: str) -> Statement:
+    """A kind at MODERATE (cap) or LOW (low_cap) or above: the kind's "not reaching" share
+    >= 1 - rate, strictest first. One extra candidate above every score (nothing reaches)
+    starts the sequence."""
+    g, n_users = r.g, r.n_users
+    is_kind = (r.k == kind).astype(float)
+    cnt_u = np.bincount(r.u_idx, weights=is_kind, minlength=n_users)
+    kind_reach = reach_counts(r.rank, r.u_idx, is_kind, n_users, g)
+    kr = np.concatenate([np.zeros((n_users, 1)), kind_reach[:, ::-1]], axis=1)  # descending, + "above all"
+    good = cnt_u[:, None] - kr
+    pv = ratio_p_values(good, np.repeat(cnt_u[:, None], g + 1, axis=1), 1 - rate, r.method)
+    n_cert = int(fixed_sequence(pv, r.level))
+    name = f"{prefix}:{kind}"
+    if n_cert == 0:
+        return Statement(name, prefix, rate, 1.0, False, None, None, int(cnt_u.sum()),
+                         int((cnt_u > 0).sum()), float(pv[0]))
+    j = n_cert - 1
+    thr = float(np.nextafter(r.asc[-1], np.inf)) if j == 0 else float(r.asc[g - j])
+    return Statement(name, prefix, rate, thr, True, float(kr[:, j].sum() / cnt_u.sum()),
+                     1.0 - ratio_lower_bound(good[:, j], cnt_u, r.level, r.method),
+                     int(cnt_u.sum()), int((cnt_u > 0).sum()), float(pv[j]))
+
+
+def _none_statement(r: _Reach, none_answerable: float) -> Statement:
+    """NONE: answerable questions below LOW <= none_answerable; least strict (lowest) first."""
+    y = r.y
+    n_ans_u = np.bincount(r.u_idx, weights=y.astype(float), minlength=r.n_users)
+    pv = ratio_p_values(r.reach_y, np.repeat(n_ans_u[:, None], r.g, axis=1), 1 - none_answerable, r.method)
+    n_cert = int(fixed_sequence(pv, r.level))
+    if n_cert == 0:
+        return Statement("none", "none", none_answerable, float(r.asc[0]), False, None, None,
+                         int(y.sum()), int((n_ans_u > 0).sum()), float(pv[0]))
+    j = n_cert - 1
+    return Statement("none", "none", none_answerable, float(r.asc[j]), True,
+                     float(1 - r.reach_y[:, j].sum() / y.sum()),
+                     1.0 - ratio_lower_bound(r.reach_y[:, j], n_ans_u, r.level, r.method),
+                     int(y.sum()), int((n_ans_u > 0).sum()), float(pv[j]))
+
+
+def _ladder_thresholds(r: _Reach, st: Mapping[str, Statement], caps: Mapping[str, float],
+                       low_caps: Mapping[str, float], strictest_high: float | None, strict: bool,
+                       score_name: str) -> tuple[float, float, float]:
+    """(high, moderate, low) from the statements: MODERATE raised to every cap, LOW between
+    the low caps' floor and the NONE statement's ceiling, each band kept non-empty."""
+    asc = r.asc
+    high = st["high"].threshold
+    moderate = max([st["moderate"].threshold] + [st[f"cap:{c}"].threshold for c in caps])
+    # LOW: at least every low cap's threshold (its certified region is [floor, inf)), at most
+    # the NONE statement's (its certified region is (-inf, ceiling]); the highest such.
+    floor = max((st[f"low_cap:{c}"].threshold for c in low_caps), default=-np.inf)
+    low = st["none"].threshold if "none" in st else float(floor)
+    if "none" in st and low < floor and strict and st["none"].certified:
+        raise UnreachableBandError(
+            f"{score_name}: no LOW satisfies both none.answerable (LOW <= {low:.4g}) and the low caps "
+            f"(LOW >= {floor:.4g}); loosen one of them")
+    above = asc[(asc > moderate) & (asc <= (strictest_high if strictest_high is not None else -np.inf))]
+    if st["high"].certified and high <= moderate and above.size:
+        # Every tested threshold from HIGH's up to the strictest tested one is certified,
+        # so HIGH moves just above a MODERATE that a cap raised, and stays certified.
+        high = float(above[0])
+    below = asc[(asc < moderate) & (asc >= floor)]
+    if "none" in st and st["none"].certified and low >= moderate and below.size:
+        # Any threshold below a certified LOW keeps the NONE statement (fewer answerable
+        # questions fall below it), so LOW moves just under MODERATE and stays certified.
+        low = float(below[-1])
+    return high, moderate, low
+
+
 def certify_ladder(
     scores: Any,
     kinds: Any,
@@ -246,145 +401,26 @@ def certify_ladder(
     """
     s = np.asarray(scores, dtype=float)
     k = np.asarray(kinds).astype(str)
-    if s.ndim != 1 or k.shape != s.shape or np.asarray(users).shape != s.shape:
-        raise ValueError("scores, kinds and users must be 1-D of equal length")
-    if s.size == 0 or np.isnan(s).any():
-        raise ValueError("scores must be non-empty and free of NaN")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    tgt = {**DEFAULT_LADDER_TARGETS, **{b: float(v) for b, v in (targets or {}).items()}}
-    unknown = sorted(set(tgt) - set(DEFAULT_LADDER_TARGETS))
-    if unknown:
-        raise ValueError(f"targets has unknown band(s) {unknown}; LOW is set by none.answerable, not a precision")
-    for b, v in tgt.items():
-        if not 0 < v < 1:
-            raise ValueError(f"targets.{b} must lie in (0, 1), got {v}")
-    if tgt["high"] < tgt["moderate"]:
-        raise ValueError(f"targets.high ({tgt['high']}) must be >= targets.moderate ({tgt['moderate']})")
-    if none_answerable is not None and not 0 < none_answerable < 1:
-        raise ValueError(f"none.answerable must lie in (0, 1), got {none_answerable}")
-    caps = dict(caps or {})
-    low_caps = dict(low_caps or {})
-    if none_answerable is None and not low_caps:
-        raise ValueError("LOW needs a rule: none.answerable=<rate> and/or low_cap.<kind>=<rate>")
-    for prefix, family in (("cap", caps), ("low_cap", low_caps)):
-        for kind, rate in family.items():
-            if not 0 < float(rate) < 1:
-                raise ValueError(f"{prefix}.{kind} must lie in (0, 1), got {rate}")
-            if kind == POSITIVE or not (k == kind).any():
-                raise ValueError(f"{prefix}.{kind}: no unanswerable calibration question has kind {kind!r} "
-                                 f"(kinds: {sorted(set(k.tolist()))})")
+    tgt, cap_d, low_d = _checked_settings(s, k, users, targets, caps, none_answerable, low_caps, delta, method)
     u_idx, n_users = pd_factorize(np.asarray(users))
     if method == "cluster" and n_users < MIN_USERS:
         raise ValueError(f"{n_users} users: the certificate needs at least {MIN_USERS} (users are the unit)")
     y = k == POSITIVE
     if not y.any() or y.all():
         raise ValueError("calibration data needs both answerable and unanswerable questions")
-
-    n_fam = 2 + len(caps) + len(low_caps) + (none_answerable is not None)
-    level = delta / n_fam
-    asc = candidates_of(s)
-    g = asc.size
-    rank = np.searchsorted(asc, s, side="right")  # candidates each question reaches
-    ones = np.ones(s.size)
-    reach_n = reach_counts(rank, u_idx, ones, n_users, g)
-    reach_y = reach_counts(rank, u_idx, y.astype(float), n_users, g)
-    users_reach = (reach_n > 0).sum(axis=0)
+    level = delta / (2 + len(cap_d) + len(low_d) + (none_answerable is not None))
+    r = _Reach(s, k, y, u_idx, n_users, level, method)
     statements: dict[str, Statement] = {}
-    strictest: dict[str, float] = {}   # the strictest candidate each band tested (its certified region's top)
-
-    # Precision bands: strictest (highest) candidate first.
-    for band in ("high", "moderate"):
-        p = tgt[band]
-        desc = slice(None, None, -1)
-        pv = ratio_p_values(reach_y[:, desc], reach_n[:, desc], p, method)
-        need = n_min(p, level)
-        testable = reach_n.sum(axis=0)[desc] >= need
-        if method == "cluster":
-            testable &= users_reach[desc] >= MIN_USERS_REACH
-        n_cert = int(fixed_sequence(pv, level, testable))
-        tested = np.flatnonzero(testable[:n_cert])
-        if tested.size == 0:
-            statements[band] = Statement(band, "precision", p, 1.0, False, None, None, 0, 0,
-                                         float(pv[testable][0]) if testable.any() else 1.0)
-            continue
-        strictest[band] = float(asc[g - 1 - int(tested[0])])
-        j = int(tested[-1])           # the least strict certified candidate (descending index)
-        gi = g - 1 - j
-        statements[band] = Statement(
-            band, "precision", p, float(asc[gi]), True,
-            float(reach_y[:, gi].sum() / reach_n[:, gi].sum()),
-            ratio_lower_bound(reach_y[:, gi], reach_n[:, gi], level, method),
-            int(reach_n[:, gi].sum()), int(users_reach[gi]), float(pv[j]),
-        )
-
-    # Caps on a kind at MODERATE (cap) or LOW (low_cap) or above: the kind's "not reaching"
-    # share >= 1 - rate, strictest first. One extra candidate above every score (nothing
-    # reaches) starts the sequence.
-    def cap_statement(kind: str, rate: float, prefix: str) -> Statement:
-        is_kind = (k == kind).astype(float)
-        cnt_u = np.bincount(u_idx, weights=is_kind, minlength=n_users)
-        kind_reach = reach_counts(rank, u_idx, is_kind, n_users, g)
-        kr = np.concatenate([np.zeros((n_users, 1)), kind_reach[:, ::-1]], axis=1)  # descending, + "above all"
-        good = cnt_u[:, None] - kr
-        pv = ratio_p_values(good, np.repeat(cnt_u[:, None], g + 1, axis=1), 1 - rate, method)
-        n_cert = int(fixed_sequence(pv, level))
-        name = f"{prefix}:{kind}"
-        if n_cert == 0:
-            return Statement(name, prefix, rate, 1.0, False, None, None, int(cnt_u.sum()),
-                             int((cnt_u > 0).sum()), float(pv[0]))
-        j = n_cert - 1
-        thr = float(np.nextafter(asc[-1], np.inf)) if j == 0 else float(asc[g - j])
-        return Statement(
-            name, prefix, rate, thr, True, float(kr[:, j].sum() / cnt_u.sum()),
-            1.0 - ratio_lower_bound(good[:, j], cnt_u, level, method),
-            int(cnt_u.sum()), int((cnt_u > 0).sum()), float(pv[j]),
-        )
-
-    for kind, rate in caps.items():
-        statements[f"cap:{kind}"] = cap_statement(kind, float(rate), "cap")
-    for kind, rate in low_caps.items():
-        statements[f"low_cap:{kind}"] = cap_statement(kind, float(rate), "low_cap")
-
-    # NONE: answerable questions below LOW <= none_answerable; least strict (lowest) first.
+    statements["high"], top_high = _precision_statement(r, "high", tgt["high"])  # + its certified region's top
+    statements["moderate"], _ = _precision_statement(r, "moderate", tgt["moderate"])
+    for kind, rate in cap_d.items():
+        statements[f"cap:{kind}"] = _cap_statement(r, kind, float(rate), "cap")
+    for kind, rate in low_d.items():
+        statements[f"low_cap:{kind}"] = _cap_statement(r, kind, float(rate), "low_cap")
     if none_answerable is not None:
-        n_ans_u = np.bincount(u_idx, weights=y.astype(float), minlength=n_users)
-        pv = ratio_p_values(reach_y, np.repeat(n_ans_u[:, None], g, axis=1), 1 - none_answerable, method)
-        n_cert = int(fixed_sequence(pv, level))
-        if n_cert == 0:
-            statements["none"] = Statement("none", "none", none_answerable, float(asc[0]), False, None, None,
-                                           int(y.sum()), int((n_ans_u > 0).sum()), float(pv[0]))
-        else:
-            j = n_cert - 1
-            statements["none"] = Statement(
-                "none", "none", none_answerable, float(asc[j]), True, float(1 - reach_y[:, j].sum() / y.sum()),
-                1.0 - ratio_lower_bound(reach_y[:, j], n_ans_u, level, method),
-                int(y.sum()), int((n_ans_u > 0).sum()), float(pv[j]),
-            )
-
-    high = statements["high"].threshold
-    moderate = max([statements["moderate"].threshold] + [statements[f"cap:{c}"].threshold for c in caps])
-    # LOW: at least every low cap's threshold (its certified region is [floor, inf)), at most
-    # the NONE statement's (its certified region is (-inf, ceiling]); the highest such.
-    floor = max((statements[f"low_cap:{c}"].threshold for c in low_caps), default=-np.inf)
-    low = statements["none"].threshold if "none" in statements else float(floor)
-    if "none" in statements and low < floor and strict and statements["none"].certified:
-        raise UnreachableBandError(
-            f"{score_name}: no LOW satisfies both none.answerable (LOW <= {low:.4g}) and the low caps "
-            f"(LOW >= {floor:.4g}); loosen one of them")
-    above = asc[(asc > moderate) & (asc <= strictest.get("high", -np.inf))]
-    if statements["high"].certified and high <= moderate and above.size:
-        # Every tested threshold from HIGH's up to the strictest tested one is certified,
-        # so HIGH moves just above a MODERATE that a cap raised, and stays certified.
-        high = float(above[0])
-    below = asc[(asc < moderate) & (asc >= floor)]
-    if "none" in statements and statements["none"].certified and low >= moderate and below.size:
-        # Any threshold below a certified LOW keeps the NONE statement (fewer answerable
-        # questions fall below it), so LOW moves just under MODERATE and stays certified.
-        low = float(below[-1])
-    ladder = Ladder((high, moderate, low), statements, delta, level, method, int(s.size), n_users, int(y.sum()))
+        statements["none"] = _none_statement(r, none_answerable)
+    ths = _ladder_thresholds(r, statements, cap_d, low_d, top_high, strict, score_name)
+    ladder = Ladder(ths, statements, delta, level, method, int(s.size), n_users, int(y.sum()))
     bands = _band_summary(ladder, s, y, u_idx, n_users, level)
     ladder = Ladder(ladder.thresholds, statements, delta, level, method, ladder.n, n_users, ladder.n_answerable, bands)
     if strict:

@@ -25,9 +25,9 @@ from widemem_bench.calibration.ltt import BANDS, ThresholdFit
 SCHEMA_VERSION = 2
 FILES_PACKAGE = "widemem_bench.calibration"
 FILES_DIR = "files"
-# Only write_package_files=true writes the committed file; a plain run writes under outputs/.
-CREATE_COMMAND = "python -m widemem_bench.calibrate embedder={name} write_package_files=true"
-COPY_COMMAND = "python -m widemem_bench.calibrate embedder={name}, then copy outputs/calibrate/{name}/calibration.json there"
+# Only params.write_package_files=true writes the committed file; a plain run writes under outputs/.
+CREATE_COMMAND = "widemem-bench calibrate embedder={name} params.holdout=true params.write_package_files=true"
+COPY_COMMAND = "widemem-bench calibrate embedder={name}, then copy outputs/calibrate/runs/embedder={name}/calibration.json there"
 ENV_NAMES = {
     "high": "WIDEMEM_CONFIDENCE_HIGH",
     "moderate": "WIDEMEM_CONFIDENCE_MODERATE",

@@ -89,6 +89,88 @@ def _tail(tr: dict[str, Any], kind: str, t: np.ndarray) -> np.ndarray:
     return np.asarray(stats.norm.sf((t - tr["mu"][i]) / tr["sd"][i]))
 
 
+def _per_user(flat_u: np.ndarray, weights: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """(r, U, G): per replicate and user, the weight of the questions reaching each grid point."""
+    r, n_users, n_cells = shape
+    h = np.bincount(flat_u.ravel(), weights=weights.ravel().astype(float),
+                    minlength=r * n_users * n_cells).reshape(r, n_users, n_cells)
+    return np.cumsum(h[..., ::-1], axis=-1)[..., ::-1][..., 1:]
+
+
+def _draw(rng: np.random.Generator, r: int, tr: dict[str, Any], sigma_b: float, sd_within: np.ndarray,
+          n_users: int, q_per_user: int, grid: np.ndarray, caps: Mapping[str, float]) -> dict[str, Any]:
+    """``r`` simulated calibrations: per user and grid point, the questions (and answerable ones,
+    and each capped kind) reaching it."""
+    n_grid = grid.size
+    ans = tr["names"].index("answerable")
+    kind_idx = rng.choice(len(tr["names"]), size=(r, n_users, q_per_user), p=tr["share"])
+    b = rng.normal(0.0, sigma_b, size=(r, n_users, 1))
+    s = tr["mu"][kind_idx] + b + rng.normal(size=kind_idx.shape) * sd_within[kind_idx]
+    s = np.clip(s, -1.0, 1.0)
+    rank = np.searchsorted(grid, s, side="right")  # grid points each question reaches
+    flat_u = (np.arange(r)[:, None, None] * n_users + np.arange(n_users)[None, :, None]) * (n_grid + 1) + rank
+    shape = (r, n_users, n_grid + 1)
+    y = kind_idx == ans
+    reach_n = _per_user(flat_u, np.ones_like(s), shape)
+    return {"reach_n": reach_n, "reach_y": _per_user(flat_u, y, shape), "users_reach": (reach_n > 0).sum(axis=1),
+            "kind_reach": {k: _per_user(flat_u, kind_idx == tr["names"].index(k), shape) for k in caps},
+            "kind_cnt": {k: (kind_idx == tr["names"].index(k)).sum(axis=2).astype(float) for k in caps},
+            "n_ans": y.sum(axis=2).astype(float)}
+
+
+def _exported(d: Mapping[str, Any], grid: np.ndarray, tg: Mapping[str, float], caps: Mapping[str, float],
+              none_answerable: float, method: str, level: float) -> dict[str, np.ndarray]:
+    """Per replicate, the thresholds a certificate exports (``mod``: MODERATE raised to the caps)."""
+    n_grid = grid.size
+    reach_n, reach_y = d["reach_n"], d["reach_y"]
+    th: dict[str, np.ndarray] = {}
+    for band in ("high", "moderate"):
+        p = tg[band]
+        pv = ratio_p_values(reach_y[..., ::-1], reach_n[..., ::-1], p, method)
+        testable = reach_n.sum(axis=1)[..., ::-1] >= n_min(p, level)
+        if method == "cluster":
+            testable &= d["users_reach"][..., ::-1] >= MIN_USERS_REACH
+        n_cert = fixed_sequence(pv, level, testable)
+        # Lowest certified tested candidate: last testable index below n_cert.
+        idx = np.arange(n_grid)[None, :]
+        cand = np.where(testable & (idx < n_cert[:, None]), idx, -1).max(axis=1)
+        th[band] = np.where(cand >= 0, grid[n_grid - 1 - np.maximum(cand, 0)], np.inf)
+    mod = th["moderate"].copy()
+    for k, rate in caps.items():
+        good = d["kind_cnt"][k][..., None] - d["kind_reach"][k][..., ::-1]
+        pv = ratio_p_values(good, np.broadcast_to(d["kind_cnt"][k][..., None], good.shape), 1 - rate, method)
+        n_cert = fixed_sequence(pv, level)
+        t_cap = np.where(n_cert > 0, grid[n_grid - np.maximum(n_cert, 1)], np.inf)
+        th[f"cap:{k}"] = t_cap
+        mod = np.maximum(mod, t_cap)
+    pv = ratio_p_values(reach_y, np.broadcast_to(d["n_ans"][..., None], reach_y.shape), 1 - none_answerable, method)
+    n_cert = fixed_sequence(pv, level)
+    th["none"] = np.where(n_cert > 0, grid[np.maximum(n_cert - 1, 0)], -np.inf)
+    th["mod"] = mod
+    return th
+
+
+def _violations(th: Mapping[str, np.ndarray], truth: Mapping[str, Any], grid: np.ndarray, tg: Mapping[str, float],
+                caps: Mapping[str, float], none_answerable: float) -> dict[str, np.ndarray]:
+    """Per statement and replicate: is it false at the exported thresholds (the true curves)?"""
+    n_grid = grid.size
+
+    def at(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
+        j = np.clip(np.searchsorted(grid, t), 0, n_grid - 1)
+        return curve[j]
+
+    bad: dict[str, np.ndarray] = {}
+    for band, t in (("high", th["high"]), ("moderate", th["mod"])):
+        ok_t = np.isfinite(t)
+        bad[band] = ok_t & (at(truth["prec"], np.where(ok_t, t, 0.0)) < tg[band])
+    for k, rate in caps.items():
+        ok_t = np.isfinite(th["mod"])
+        bad[f"cap:{k}"] = ok_t & (at(_tail(truth["tr"], k, grid), np.where(ok_t, th["mod"], 0.0)) > rate)
+    ok_t = np.isfinite(th["none"])
+    bad["none"] = ok_t & (at(truth["miss"], np.where(ok_t, th["none"], 0.0)) > none_answerable)
+    return bad
+
+
 def simulate_coverage(
     *,
     n_reps: int = 1000,
@@ -114,16 +196,12 @@ def simulate_coverage(
     sigma_b = pooled * math.sqrt(icc / (1 - icc))
     tr = _truth(kinds, sigma_b)
     # Candidate grid: quantiles of the model's score distribution (no sample is looked at).
-    lo = float(min(tr["mu"] - 4 * tr["sd"]))
-    hi = float(max(tr["mu"] + 4 * tr["sd"]))
-    grid = np.linspace(lo, hi, n_grid)  # ascending
-    ans = tr["names"].index("answerable")
+    grid = np.linspace(float(min(tr["mu"] - 4 * tr["sd"])), float(max(tr["mu"] + 4 * tr["sd"])), n_grid)
     tail = {k: _tail(tr, k, grid) for k in tr["names"]}
-    num = tr["share"][ans] * tail["answerable"]
+    num = tr["share"][tr["names"].index("answerable")] * tail["answerable"]
     den = sum(tr["share"][i] * tail[k] for i, k in enumerate(tr["names"]))
-    true_prec = np.where(den > 0, num / np.maximum(den, 1e-300), 1.0)
-    true_miss = 1 - tail["answerable"]
-
+    truth = {"tr": tr, "prec": np.where(den > 0, num / np.maximum(den, 1e-300), 1.0), "miss": 1 - tail["answerable"]}
+    sd_within = np.array([kinds[k][2] for k in tr["names"]])
     rng = np.random.default_rng(seed)
     n_fam = 2 + len(caps) + 1
     viol = {c[0]: {"any": 0, **dict.fromkeys(["high", "moderate", *[f"cap:{k}" for k in caps], "none"], 0)}
@@ -131,75 +209,15 @@ def simulate_coverage(
     done = 0
     while done < n_reps:
         r = min(chunk, n_reps - done)
-        kind_idx = rng.choice(len(tr["names"]), size=(r, n_users, q_per_user), p=tr["share"])
-        b = rng.normal(0.0, sigma_b, size=(r, n_users, 1))
-        sd_within = np.array([kinds[k][2] for k in tr["names"]])
-        s = tr["mu"][kind_idx] + b + rng.normal(size=kind_idx.shape) * sd_within[kind_idx]
-        s = np.clip(s, -1.0, 1.0)
-        rank = np.searchsorted(grid, s, side="right")  # grid points each question reaches
-        flat_u = (np.arange(r)[:, None, None] * n_users + np.arange(n_users)[None, :, None]) * (n_grid + 1) + rank
-
-        def per_user(weights: np.ndarray, flat_u: np.ndarray = flat_u, r: int = r) -> np.ndarray:
-            h = np.bincount(flat_u.ravel(), weights=weights.ravel().astype(float),
-                            minlength=r * n_users * (n_grid + 1)).reshape(r, n_users, n_grid + 1)
-            return np.cumsum(h[..., ::-1], axis=-1)[..., ::-1][..., 1:]  # (r, U, G) reaching grid[g]
-
-        y = kind_idx == ans
-        reach_n = per_user(np.ones_like(s))
-        reach_y = per_user(y)
-        users_reach = (reach_n > 0).sum(axis=1)
-        kind_reach = {k: per_user(kind_idx == tr["names"].index(k)) for k in caps}
-        kind_cnt = {k: (kind_idx == tr["names"].index(k)).sum(axis=2).astype(float) for k in caps}
-        n_ans = y.sum(axis=2).astype(float)
+        d = _draw(rng, r, tr, sigma_b, sd_within, n_users, q_per_user, grid, caps)
         for label, method, bonf in configs:
-            level = delta / n_fam if bonf else delta
-            th: dict[str, np.ndarray] = {}
-            for band in ("high", "moderate"):
-                p = tg[band]
-                pv = ratio_p_values(reach_y[..., ::-1], reach_n[..., ::-1], p, method)
-                need = n_min(p, level)
-                testable = reach_n.sum(axis=1)[..., ::-1] >= need
-                if method == "cluster":
-                    testable &= users_reach[..., ::-1] >= MIN_USERS_REACH
-                n_cert = fixed_sequence(pv, level, testable)
-                # Lowest certified tested candidate: last testable index below n_cert.
-                idx = np.arange(n_grid)[None, :]
-                cand = np.where(testable & (idx < n_cert[:, None]), idx, -1).max(axis=1)
-                th[band] = np.where(cand >= 0, grid[n_grid - 1 - np.maximum(cand, 0)], np.inf)
-            mod = th["moderate"].copy()
-            for k, rate in caps.items():
-                good = kind_cnt[k][..., None] - kind_reach[k][..., ::-1]
-                pv = ratio_p_values(good, np.broadcast_to(kind_cnt[k][..., None], good.shape), 1 - rate, method)
-                n_cert = fixed_sequence(pv, level)
-                t_cap = np.where(n_cert > 0, grid[n_grid - np.maximum(n_cert, 1)], np.inf)
-                th[f"cap:{k}"] = t_cap
-                mod = np.maximum(mod, t_cap)
-            pv = ratio_p_values(reach_y, np.broadcast_to(n_ans[..., None], reach_y.shape), 1 - none_answerable, method)
-            n_cert = fixed_sequence(pv, level)
-            th["none"] = np.where(n_cert > 0, grid[np.maximum(n_cert - 1, 0)], -np.inf)
-
-            def at(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
-                j = np.clip(np.searchsorted(grid, t), 0, n_grid - 1)
-                return curve[j]
-
-            bad: dict[str, np.ndarray] = {}
-            for band, t in (("high", th["high"]), ("moderate", mod)):
-                ok_t = np.isfinite(t)
-                bad[band] = ok_t & (at(true_prec, np.where(ok_t, t, 0.0)) < tg[band])
-            for k, rate in caps.items():
-                ok_t = np.isfinite(mod)
-                bad[f"cap:{k}"] = ok_t & (at(_tail(tr, k, grid), np.where(ok_t, mod, 0.0)) > rate)
-            ok_t = np.isfinite(th["none"])
-            bad["none"] = ok_t & (at(true_miss, np.where(ok_t, th["none"], 0.0)) > none_answerable)
+            th = _exported(d, grid, tg, caps, none_answerable, method, delta / n_fam if bonf else delta)
             anyb = np.zeros(r, dtype=bool)
-            for name, v in bad.items():
+            for name, v in _violations(th, truth, grid, tg, caps, none_answerable).items():
                 viol[label][name] += int(v.sum())
                 anyb |= v
             viol[label]["any"] += int(anyb.sum())
         done += r
-    out = []
-    for label, method, bonf in configs:
-        counts = viol[label]
-        out.append(Coverage(label, method, bonf, counts["any"] / n_reps,
-                            {k: c / n_reps for k, c in counts.items() if k != "any"}, n_reps))
-    return out
+    return [Coverage(label, method, bonf, viol[label]["any"] / n_reps,
+                     {k: c / n_reps for k, c in viol[label].items() if k != "any"}, n_reps)
+            for label, method, bonf in configs]

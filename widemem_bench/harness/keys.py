@@ -38,7 +38,7 @@ REPLAY: tuple[str, ...] = (
 )
 # Keys whose value may be a path or URL: those left out of the run folder's name
 # (configs/config.yaml exclude_keys), and any key named like one (*_path, *_file, ...).
-PATH_VALUED: tuple[str, ...] = ("params.locomo_path", "engine.llm_url", "embedder.base_url")
+PATH_VALUED: tuple[str, ...] = ("params.locomo_path", "params.data", "engine.llm_url", "embedder.base_url")
 PATH_SUFFIXES: tuple[str, ...] = ("_path", "_file", "_dir", "_url", "_root")
 
 

@@ -15,12 +15,22 @@ from scipy.stats import rankdata
 
 
 def rate_ci(
-    values: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    values: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
+    within: Any | None = None,
 ) -> tuple[float, float, float]:
     """(mean, lo, hi) of a 0/1 (or real) array with a percentile cluster bootstrap over ``groups``.
 
     Whole groups are resampled (one vectorised draw); NaN for an empty array.
+
+    ``within`` (a boolean mask over the same rows): the share of ``within`` rows whose
+    value is true, every group of ``groups`` resampled, those without a ``within`` row
+    included (the calibration files' figures: a split's users, one kind's questions).
+    That draw counts each group's copies as one multinomial vector per replicate (the
+    stream the committed calibration files were computed with); replicates that draw
+    no ``within`` row are left out.
     """
+    if within is not None:
+        return _rate_within(values, groups, within, n_boot=n_boot, seed=seed, level=level)
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return math.nan, math.nan, math.nan
@@ -33,6 +43,25 @@ def rate_ci(
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(reps, [tail, 100 - tail])
     return float(v.mean()), float(lo), float(hi)
+
+
+def _rate_within(values: Any, groups: Any, within: Any, *, n_boot: int, seed: int,
+                 level: float) -> tuple[float, float, float]:
+    den = np.asarray(within, dtype=bool)
+    num = np.asarray(values, dtype=bool) & den
+    if not den.any():
+        return math.nan, math.nan, math.nan
+    u = np.unique(np.asarray(groups).astype(str), return_inverse=True)[1]
+    n_u = int(u.max()) + 1
+    a = np.bincount(u, weights=num.astype(float), minlength=n_u)
+    b = np.bincount(u, weights=den.astype(float), minlength=n_u)
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(n_u, np.full(n_u, 1.0 / n_u), size=n_boot).astype(float)
+    bs = w @ b
+    boot = np.where(bs > 0, (w @ a) / np.maximum(bs, 1e-12), np.nan)
+    tail = round(50 * (1 - level), 12)   # 2.5 exactly at level 0.95
+    lo, hi = np.nanpercentile(boot, [tail, 100 - tail])
+    return float(a.sum() / b.sum()), float(lo), float(hi)
 
 
 def ratio_ci(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:

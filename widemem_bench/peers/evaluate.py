@@ -7,7 +7,7 @@ timeline's gold, stale and other facts of the asking user. `adapter_metrics` giv
 - recall per band (the adapter's own band, when it reports one) and false confidence
   (share at MODERATE or above) per negative kind;
 - a ladder certified on the adapter's own top-1 scores, on the train split's users
-  (`calibration.certify_ladder` with the settings of ``python -m widemem_bench.calibrate``:
+  (`calibration.certify_ladder` with the settings of ``widemem-bench calibrate``:
   users as the unit, one delta over all statements, HIGH / MODERATE precision 0.95 / 0.80,
   hard negatives at MODERATE+ <= 10 %, LOW the highest cut that leaves answerable
   questions at NONE <= 5 %), and recall / false confidence under it on the validation
@@ -115,12 +115,12 @@ def certified_rows(score: np.ndarray, kinds: np.ndarray, users: np.ndarray) -> t
                                                                                        tuple[float, float, float] | None]:
     """Certify a ladder on one adapter's calibration questions; rows and the thresholds (None: none certified).
 
-    Same settings as ``python -m widemem_bench.calibrate`` (its `Options` defaults, no
+    Same settings as ``widemem-bench calibrate`` (`calibration.options.Options` defaults, no
     embedder preset). Never raises for data that cannot be certified: the rows say which
     band is unreachable and why, in one line.
     """
-    from widemem_bench.calibrate import Options
     from widemem_bench.calibration import UnreachableBandError, certify_ladder, check_reachable
+    from widemem_bench.calibration.options import Options
 
     st = Options().resolved(None)
     # The default cap names a timelines kind; drop it when no calibration question has it.

@@ -25,6 +25,8 @@ def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tu
     steps: list[tuple[str, list[str]]] = []
     for name, per_embedder in CORE:
         steps.append((name, [f"embedder={','.join(embedders)}"] if per_embedder else []))
+        if name == "calibrate":   # its holdout figures are asked for (a plain run reads validation only)
+            steps[-1][1].append("params.holdout=true")
     for name in OPTIONAL:
         if (REPO_ROOT / "configs" / "experiment" / f"{name}.yaml").is_file():
             steps.append((name, []))

@@ -163,12 +163,12 @@ def adapter_lines(run_dir: Path | None) -> list[str]:
 
 def method_line() -> str:
     """How the peers' thresholds are set, from the settings `peers.evaluate` certifies with."""
-    from widemem_bench.calibrate import Options
+    from widemem_bench.calibration.options import Options
 
     st = Options().resolved(None)
     caps = ", ".join(f"{k.replace('_', ' ')}s at MODERATE or above <= {v:.0%}" for k, v in st["cap"].items())
     return (f"Thresholds are certified on the adapter's own top-1 score over the train split's users with "
-            f"`calibration.certify_ladder`, as `python -m widemem_bench.calibrate` does: users are the unit "
+            f"`calibration.certify_ladder`, as `widemem-bench calibrate` does: users are the unit "
             f"(questions of one user may depend on each other), one delta = {st['delta']:g} shared by all "
             f"statements; HIGH and MODERATE+ precision >= {st['targets']['high']:.2f} / "
             f"{st['targets']['moderate']:.2f}, {caps}; LOW is the highest cut that leaves answerable questions "

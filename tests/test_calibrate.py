@@ -1,4 +1,4 @@
-"""`python -m widemem_bench.calibrate`: arguments, --help, one embedder end to end, labels files, committed files."""
+"""`widemem-bench calibrate`: params, one embedder end to end, labels files, committed files, report."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from _runcfg import BASE
 
-from widemem_bench import calibrate
 from widemem_bench.answerability import AnswerabilityModel, set_scorer
 from widemem_bench.calibration import (
     CalibrationNotFoundError,
@@ -19,49 +19,50 @@ from widemem_bench.calibration import (
     read_calibration,
     save_calibration,
 )
+from widemem_bench.calibration.options import DEFAULT_EMBEDDERS, Options, from_params
+from widemem_bench.calibration.tradeoff import ci_text, format_tradeoff
 from widemem_bench.embedders import load_embedder
 from widemem_bench.engine import EngineConfig
+from widemem_bench.experiments import calibrate_pipeline as pipeline
+from widemem_bench.experiments.runner import execute
 from widemem_bench.harness import build_engine
+from widemem_bench.reports.sections import calibration as report
 from widemem_bench.timelines import GENERATOR_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tests" / "fixtures" / "calibration_labels.csv"
 # hash-test is a bag-of-hashed-words embedder: like tfidf, many answerable questions share
 # no word with the stored fact, so it needs tfidf-like settings for a reachable ladder.
-HASH_SETTINGS = ["targets.high=0.85", "none.answerable=0.5"]
+HASH_PARAMS = {"targets": {"high": 0.85}, "none_answerable": 0.5}
+TIMELINES = {**BASE["dataset"], "name": "timelines", "n_users": 300}
 
 
-def test_parse_args() -> None:
-    cmd, o = calibrate.parse_args(["embedder=minilm-l6,tfidf", "targets.high=0.9", "delta=0.05",
-                                   "cap.hard_negative=0.2", "cap.other_person=0.3", "none.answerable=0.04",
-                                   "write_package_files=true"])
-    assert cmd == "run" and o.embedders == ("minilm-l6", "tfidf")
+def test_from_params() -> None:
+    o = from_params({"targets": {"high": 0.9, "moderate": None}, "delta": 0.05, "none_answerable": 0.04,
+                     "cap": {"hard_negative": 0.2, "other_person": 0.3}, "holdout": True,
+                     "write_package_files": True})
     assert o.targets == {"high": 0.9} and o.delta == 0.05 and o.none_answerable == 0.04
-    assert o.cap == {"hard_negative": 0.2, "other_person": 0.3} and o.write_package_files
+    assert o.cap == {"hard_negative": 0.2, "other_person": 0.3} and o.write_package_files and o.holdout
     assert o.resolved("minilm-l6")["targets"] == {"high": 0.9, "moderate": 0.8}
-    assert calibrate.parse_args(["embedder=all"])[1].embedders == calibrate.DEFAULT_EMBEDDERS
-    assert calibrate.parse_args(["cap.hard_negative=none"])[1].cap == {}
-    assert calibrate.parse_args(["report"])[0] == "report"
-    assert calibrate.parse_args(["embedder=x", "--help"])[0] == "help"
+    assert from_params({}).cap is None and from_params({"cap": {"hard_negative": None}}).cap == {}
+    assert from_params({"none_answerable": "none"}).resolved()["none_answerable"] is None
     # Presets act unless a key is given, and are recorded.
-    tf = calibrate.Options().resolved("tfidf")
+    tf = Options().resolved("tfidf")
     assert tf["none_answerable"] == 0.5 and tf["targets"]["high"] == 0.85
-    assert calibrate.parse_args(["none.answerable=0.1"])[1].resolved("tfidf")["none_answerable"] == 0.1
-    for bad, msg in ((["bogus=1"], "unknown key 'bogus'"), (["targets.top=0.9"], r"targets\.top: unknown band"),
-                     (["targets.low=0.5"], "none.answerable"), (["cap.answerable=0.1"], r"cap\.answerable"),
-                     (["run", "minilm-l6"], "not key=value"), (["install=true"], "write_package_files"),
-                     (["data=x.csv", "write_package_files=true"], "outputs/"),
-                     (["report=maybe"], "report must be true or false")):
+    assert from_params({"none_answerable": 0.1}).resolved("tfidf")["none_answerable"] == 0.1
+    for bad, msg in (({"targets": {"top": 0.9}}, r"params\.targets\.top: unknown band"),
+                     ({"targets": {"low": 0.5}}, "params.none_answerable"),
+                     ({"cap": {"answerable": 0.1}}, r"params\.cap\.answerable"),
+                     ({"delta": "abc"}, r"params\.delta: expected a number"),
+                     ({"method": "exact"}, r"params\.method"),
+                     ({"write_package_files": True}, r"params\.holdout=true"),
+                     ({"data": "x.csv", "write_package_files": True, "holdout": True}, "outputs/")):
         with pytest.raises(ValueError, match=msg):
-            calibrate.parse_args(bad)
+            from_params(bad)
+    # A labels file is a path: the front door lets it through and keeps it out of the run folder's name.
+    from widemem_bench.harness.keys import check_value
 
-
-def test_help_exits_0_and_errors_exit_2(capsys) -> None:
-    assert calibrate.main(["--help"]) == 0
-    assert "WIDEMEM_CONFIDENCE_" in capsys.readouterr().out
-    assert calibrate.main(["bogus=1"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: unknown key 'bogus'") and "\n" not in err
+    assert check_value("params.data", "tests/fixtures/calibration_labels.csv") is None
 
 
 def _package_state() -> dict[str, float]:
@@ -70,8 +71,8 @@ def _package_state() -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def hash_result():
-    opts = calibrate.parse_args(["embedder=hash-test", "n_boot=50", *HASH_SETTINGS])[1]
-    return calibrate.calibrate_embedder("hash-test", opts)
+    opts = from_params({"n_boot": 50, "holdout": True, **HASH_PARAMS})
+    return pipeline.calibrate_embedder("hash-test", opts)
 
 
 def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None:
@@ -98,22 +99,21 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     assert {"band_widemem", "band_calibrated", "band_answerability", "prob_answerability"} <= set(pq.columns)
     assert [row["setting"] for row in r.table] == ["widemem's thresholds", "auto-calibrated",
                                                    "answerability scorer"]
-    text = calibrate.format_tradeoff(r.table, "t")
+    text = format_tradeoff(r.table, "t")
     assert "NONE never-mentioned" in text and "recall MOD+" in text
     # One table, two views (issue 27): the console prints the file's holdout intervals, in the
     # column order of reports/calibration.md.
     assert r.table[1]["recall_moderate_plus"] == c.holdout["recall_moderate_plus"]
     assert r.table[0]["none_rate_answerable"] == c.holdout["widemem_thresholds"]["none_rate_answerable"]
     assert r.table[2]["false_confidence_hard_negative"] == a["holdout"]["false_confidence_hard_negative"]
-    md = calibrate.report_markdown({"hash-test": (c, "this run")})
+    md = report.report_markdown({"hash-test": (c, "this run")})
     head = next(ln for ln in md.splitlines() if ln.startswith("| embedder | setting"))
     console_head = text.splitlines()[1]
     cols = [x.strip() for x in head.strip("|").split("|")][2:]
     assert [x for x in cols if x in console_head] == cols
     assert sorted(cols, key=console_head.index) == cols
     row = next(ln for ln in md.splitlines() if "| auto-calibrated |" in ln)
-    assert calibrate._ci(c.holdout["recall_moderate_plus"]) in row and calibrate._ci(
-        c.holdout["recall_moderate_plus"]) in text
+    assert ci_text(c.holdout["recall_moderate_plus"]) in row and ci_text(c.holdout["recall_moderate_plus"]) in text
 
     # Saved, read back, and used by the engine through load_calibration's folder.
     path = save_calibration(c, tmp_path)
@@ -130,15 +130,34 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     set_scorer(None, "hash-test")
 
 
-def test_main_writes_under_out_and_never_in_the_package(tmp_path, capsys) -> None:
+def _run(tmp_path: Path, params: dict, name: str = "run") -> dict | None:
+    cfg = {**BASE, "dataset": TIMELINES, "task_name": "calibrate", "params": params}
+    return execute(cfg, tmp_path / name)
+
+
+def test_run_writes_its_folder_and_never_the_package(tmp_path, capsys) -> None:
     before = _package_state()
-    rc = calibrate.main(["embedder=hash-test", "n_boot=20", f"out={tmp_path}", "report=false", *HASH_SETTINGS])
-    assert rc == 0
+    rec = _run(tmp_path, {"n_boot": 20, **HASH_PARAMS})
+    assert rec is not None and rec["status"] == "complete"
     out = capsys.readouterr().out
     assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE answerable" in out and "widemem's thresholds" in out
-    assert (tmp_path / "hash-test" / "calibration.json").is_file()
-    assert (tmp_path / "hash-test" / "tradeoff.json").is_file()
+    assert "trade-off on the timelines validation" in out
+    for f in ("calibration.json", "tradeoff.json", "record.json", "per_query.parquet"):
+        assert (tmp_path / "run" / f).is_file()
+    # Without params.holdout the sealed split is neither read nor reported.
+    assert {m["split"] for m in rec["metrics"]} == {"train", "validation"}
+    assert not read_calibration(tmp_path / "run" / "calibration.json").holdout
     assert _package_state() == before
+
+
+def test_write_package_files_is_the_only_way_into_the_package(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path / "package")
+    monkeypatch.setattr("widemem_bench.calibration.calibration_dir", lambda: tmp_path / "package")
+    rec = _run(tmp_path, {"n_boot": 20, "holdout": True, "write_package_files": True, **HASH_PARAMS})
+    assert rec is not None
+    assert "holdout" in {m["split"] for m in rec["metrics"]}
+    written = read_calibration(tmp_path / "package" / "hash-test.json")
+    assert written.to_dict() == read_calibration(tmp_path / "run" / "calibration.json").to_dict()
 
 
 def test_calibrated_engine_without_a_file_is_a_clear_error(tmp_path, monkeypatch) -> None:
@@ -153,11 +172,11 @@ def test_calibrated_engine_without_a_file_is_a_clear_error(tmp_path, monkeypatch
 
 
 def test_labels_file_end_to_end(tmp_path, capsys) -> None:
-    rc = calibrate.main([f"data={EXAMPLE}", f"out={tmp_path}", "n_boot=50"])
-    assert rc == 0
+    assert _run(tmp_path, {"data": str(EXAMPLE), "n_boot": 50}, "labels") is not None
     out = capsys.readouterr().out
     assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never-mentioned" in out
-    c = read_calibration(tmp_path / "calibration_labels" / "calibration.json")
+    c = read_calibration(tmp_path / "labels" / "calibration.json")
+    assert c.embedder == "calibration_labels"
     check_reachable(c.thresholds)
     assert c.dataset["n_users"] == 48 and set(c.certificate["statements"]) == {
         "high", "moderate", "cap:hard_negative", "none"}
@@ -170,8 +189,9 @@ def test_labels_file_end_to_end(tmp_path, capsys) -> None:
         for row in df.to_dict("records"):
             scores = [float(row.pop("score")), -0.5]
             f.write(json.dumps({**row, "scores": scores}) + "\n")
-    assert calibrate.main([f"data={jl}", f"out={tmp_path}", "n_boot=20", "name=mine"]) == 0
-    assert read_calibration(tmp_path / "mine" / "calibration.json").thresholds == c.thresholds
+    assert _run(tmp_path, {"data": str(jl), "n_boot": 20, "name": "mine"}, "mine") is not None
+    mine = read_calibration(tmp_path / "mine" / "calibration.json")
+    assert mine.thresholds == c.thresholds and mine.embedder == "mine"
 
 
 def _bad(tmp_path: Path, name: str, edit) -> Path:
@@ -191,21 +211,24 @@ def _bad(tmp_path: Path, name: str, edit) -> Path:
     ("few_users.csv", lambda d: d[d["user_id"] < "u10"], r"column 'user_id' has 10 users; the certificate needs at least 30"),
     ("bad_score.csv", lambda d: d.assign(score=d["score"].where(d.index != 11, "1.7")), r"line 13: score 1.7 is outside \[-1, 1\]"),
 ])
-def test_bad_labels_files_give_one_line_and_write_nothing(tmp_path, capsys, name, edit, msg) -> None:
+def test_bad_labels_files_give_one_line_and_write_nothing(tmp_path, capsys, monkeypatch, name, edit, msg) -> None:
     import re
 
+    monkeypatch.delenv("WIDEMEM_BENCH_DEBUG", raising=False)
+
     path = _bad(tmp_path, name, edit)
-    out = tmp_path / "out"
-    assert calibrate.main([f"data={path}", f"out={out}"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        _run(tmp_path, {"data": str(path)}, "out")
+    assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and re.search(msg, err), err
-    assert not out.exists()
+    assert not (tmp_path / "out").exists()
 
 
 # --------------------------------------------------------------------------- committed files
 
 
-@pytest.mark.parametrize("name", calibrate.DEFAULT_EMBEDDERS)
+@pytest.mark.parametrize("name", DEFAULT_EMBEDDERS)
 def test_committed_calibration_files(name: str) -> None:
     assert name in available_calibrations(), f"no committed calibration for {name}; run make calibrate"
     c = load_calibration(name)
@@ -221,37 +244,46 @@ def test_committed_calibration_files(name: str) -> None:
 
 
 def test_report_lists_every_setting_of_every_embedder() -> None:
-    md = calibrate.report_markdown()
+    md = report.report_markdown()
     for name in available_calibrations():
-        if name in calibrate.DEFAULT_EMBEDDERS:
+        if name in DEFAULT_EMBEDDERS:
             for label in ("widemem's thresholds", "auto-calibrated", "answerability scorer"):
                 assert f"| {name} | {label} |" in md
     assert "WIDEMEM_CONFIDENCE_MODERATE=" in md and "NONE never-mentioned" in md and "Assumption:" in md
 
 
 def test_calibrate_experiment_writes_the_same_sections(tmp_path) -> None:
-    """`python -m widemem_bench.run experiment=calibrate` files carry the certificate and the scorer too."""
-    from _runcfg import BASE
-
-    from widemem_bench.experiments.runner import execute
-
-    ds = {**BASE["dataset"], "name": "timelines", "n_users": 300}
-    cfg = {**BASE, "dataset": ds, "task_name": "calibrate",
-           "params": {"n_boot": 20, "targets": {"high": 0.85}, "none_answerable": 0.5}}
-    rec = execute(cfg, tmp_path / "run")
+    """The run folder's file carries the certificate and the scorer too."""
+    rec = _run(tmp_path, {"n_boot": 20, **HASH_PARAMS})
     assert rec is not None and rec["status"] == "complete"
     c = read_calibration(tmp_path / "run" / "calibration.json")
     assert c.answerability is not None and c.answerability_thresholds is not None
     assert c.certificate["statements"]["cap:hard_negative"]["target"] == 0.10
 
 
+def test_calibration_report_takes_no_keys() -> None:
+    with pytest.raises(ValueError, match="takes no arguments"):
+        report.main(["embedder=x"])
+    assert report.main(["--help"]) == 0
+
+
 @pytest.mark.slow
-def test_minilm_l3_prints_env_and_table_and_writes_nothing_in_the_package(tmp_path, capsys) -> None:
-    before = _package_state()
-    assert calibrate.main(["embedder=minilm-l3", "n_boot=100", f"out={tmp_path}", "report=false"]) == 0
+def test_minilm_l3_front_door_leaves_git_status_clean(tmp_path, capsys) -> None:
+    """`widemem-bench calibrate embedder=minilm-l3` prints the env lines and the table, and
+    writes nothing outside its output folder (no package file, no report, no ledger line)."""
+    import subprocess
+
+    from widemem_bench import cli
+
+    def status() -> str:
+        return subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
+
+    before, files = status(), _package_state()
+    assert cli.main(["calibrate", "embedder=minilm-l3", "params.n_boot=100", f"paths.output_dir={tmp_path}"]) == 0
     out = capsys.readouterr().out
     assert out.count("WIDEMEM_CONFIDENCE_") == 3 and "NONE never-mentioned" in out
-    assert _package_state() == before
+    assert _package_state() == files and status() == before
+    assert len(list(tmp_path.glob("calibrate/runs/*/calibration.json"))) == 1
 
 
 def test_label_errors_name_the_line_an_editor_shows(tmp_path) -> None:
