@@ -37,8 +37,7 @@ def confidence_measures(tl: Any, emb: Any, ec: Any, code: dict[str, int], progre
     from widemem_bench.answerability.data import returned_columns
     from widemem_bench.answerability.v2 import MAX_RESULTS, feature_rows, load_scorer_v2
     from widemem_bench.calibration import assign_bands, load_calibration
-    from widemem_bench.engine import thresholds_for_model
-    from widemem_bench.engine import batch
+    from widemem_bench.engine import batch, thresholds_for_model
 
     nu = len(code)
     out: dict[str, Measure] = {}
