@@ -226,9 +226,11 @@ def test_unknown_world_and_dataset_are_one_line_errors() -> None:
 
 
 def test_build_cli_bad_config_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert build_mod.main(["--config", "world_z"]) == 2
+    from widemem_bench.cli import main as front_door
+
+    assert front_door(["data", "configs=[world_z]"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: dataset: unknown data set 'world_z' (known: ") and "world_b" in err
+    assert err.startswith("error: data: dataset: unknown data set 'world_z' (known: ") and "world_b" in err
     assert err.count("\n") == 1
 
 

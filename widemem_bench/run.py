@@ -1,11 +1,12 @@
-"""The only Hydra entry point: python -m widemem_bench.run experiment=<name> [overrides].
+"""The Hydra application behind the front door (`widemem-bench <experiment> ...`, widemem_bench.cli).
 
-Thin on purpose: it checks group choices, resolves the config into a plain dict and
-hands it to `experiments.runner.execute`. Examples:
+Thin on purpose: the checks below run on the overrides before Hydra makes a folder; `main`
+resolves the config into a plain dict and hands it to `experiments.runner.execute`.
+`python -m widemem_bench.run experiment=<name> ...` is the front door under another name.
 
-    python -m widemem_bench.run experiment=compare_embedders
-    python -m widemem_bench.run -m experiment=compare_embedders embedder=minilm-l6,bge-small
-    python -m widemem_bench.run experiment=sweep_weights params.step=0.1
+    widemem-bench compare_embedders
+    widemem-bench compare_embedders -m embedder=minilm-l6,bge-small
+    widemem-bench sweep_weights params.step=0.1
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ for _k, _v in (("OMP_NUM_THREADS", "1"), ("HF_HUB_OFFLINE", "1"),
                ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
     os.environ.setdefault(_k, _v)
 
-import sys  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -27,7 +27,7 @@ import hydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
-from widemem_bench.experiments import hydra_resolvers  # noqa: E402  (registers resolvers)
+from widemem_bench.experiments import hydra_resolvers  # noqa: E402, F401  (registers resolvers)
 
 # Our launcher files (configs/hydra/launcher/) deliberately shadow the plugins' schemas of
 # the same name so that `hydra/launcher=ray` composes even without the plugin installed.
@@ -212,21 +212,9 @@ def main(cfg: DictConfig) -> Any:
     return None
 
 
-def cli() -> None:
-    argv = expand_adapter_choice(expand_weight_triples(sys.argv[1:]))
-    sys.argv[1:] = argv
-    msg = check_group_choices(argv) or check_keys(argv) or hydra_resolvers.check_overrides(argv)
-    if msg is None and ("-m" in argv or "--multirun" in argv):
-        msg = check_sweep_values(argv)
-    if msg is not None:
-        print(f"error: {msg}", file=sys.stderr)
-        raise SystemExit(2)
-    main()
-
-
 if __name__ == "__main__":
-    # Re-import under the package name so launchers (joblib, ray) pickle `main` by
-    # reference and their workers import this module: resolvers and filters included.
-    from widemem_bench.run import cli as _cli
+    # The front door, imported under the package name so launchers (joblib, ray) pickle
+    # `main` by reference and their workers import this module: resolvers and filters included.
+    from widemem_bench.cli import main as _front_door
 
-    _cli()
+    raise SystemExit(_front_door())
