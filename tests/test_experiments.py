@@ -202,5 +202,4 @@ def test_bench_plan_runs_core_then_registered_extras():
     assert dict(steps)["compare_embedders"] == ["embedder=minilm-l6,tfidf"]
     assert dict(steps)["sweep_weights"] == []
     assert plan(["x"], {"calibrate"}, set()) == [("calibrate", ["embedder=x"])]
-    assert command("calibrate", ["embedder=x"])[:5] == ["python", "-m", "widemem_bench.run", "-m",
-                                                         "experiment=calibrate"]
+    assert command("calibrate", ["embedder=x"]) == ["widemem-bench", "-m", "calibrate", "embedder=x"]

@@ -47,7 +47,7 @@ def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tu
 
 def command(name: str, overrides: list[str]) -> list[str]:
     """The user-facing command (what the report prints; `-m`: the experiment, never a tool)."""
-    return ["widemem-bench", name, "-m", *overrides]
+    return ["widemem-bench", "-m", name, *overrides]
 
 
 def sources_for(output_dir: Path, embedders: list[str], steps: list[tuple[str, list[str]]]) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def render_report(output_dir: Path, reports_dir: Path, embedders: list[str],
 def tool(cfg: dict[str, Any]) -> int:
     """Run the planned experiments (each a Hydra multirun), then render reports/ from their records."""
     embedders = [str(e) for e in cfg["embedders"]]
-    only = {str(x) for x in cfg["only"]} if cfg.get("only") is not None else None
+    only = {str(x) for x in cfg["only"]} or None
     steps = plan(embedders, only, {str(x) for x in cfg.get("skip") or ()})
     output_dir, reports_dir = REPO_ROOT / str(cfg["output_dir"]), REPO_ROOT / str(cfg["reports_dir"])
     # Every read of a measuring split below is a measurement (widemem_bench.sealed): no ledger line.

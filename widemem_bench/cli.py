@@ -194,13 +194,13 @@ def tool_overrides(name: str, args: Sequence[str]) -> list[str]:
             raise UsageError(f"{key}: not a key of {name}; {hint}accepted: {accepted}")
         if ov.is_delete():
             raise UsageError(f"{key}: a tool's key cannot be deleted; set it instead (default {default!r})")
-        value = ov.value()
-        if isinstance(value, ChoiceSweep) and value.simple_form:
-            value = list(value.list)  # a tool runs once: `key=a,b` is the list [a,b], never a sweep
-        elif isinstance(default, list) and not isinstance(value, list) and not ov.is_sweep_override():
-            value = [value]
+        parsed = ov.value()
+        if isinstance(parsed, ChoiceSweep) and parsed.simple_form:
+            value: Any = list(parsed.list)  # a tool runs once: `key=a,b` is the list [a,b], never a sweep
         elif ov.is_sweep_override():
             raise UsageError(f"{key}: a tool runs once: one value or a list, not a sweep ({arg})")
+        else:
+            value = [parsed] if isinstance(default, list) and not isinstance(parsed, list) else parsed
         text = Override._get_value_element_as_str(value)  # Hydra's own quoting
         if isinstance(default, dict) and not sub:
             raise UsageError(f"{key}: set its keys one by one, e.g. {key}.<key>=value")

@@ -289,7 +289,7 @@ def tool(cfg: dict[str, Any]) -> int:
     from widemem_bench.embedders import DEFAULT_SET
 
     n, seed, batch_size = int(cfg["n"]), int(cfg["seed"]), int(cfg["batch_size"])
-    models = [str(m) for m in cfg["models"]] if cfg.get("models") is not None else list(DEFAULT_SET)
+    models = [str(m) for m in cfg["models"]] or list(DEFAULT_SET)
     out = Path(str(cfg["out"]))
     # One thread per process: on the loaded 2-core machine more threads made encodes slower.
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -112,7 +112,7 @@ def check(output_dir: Path, reports_dir: Path, only: set[str] | None = None) -> 
 def tool(cfg: dict[str, Any]) -> int:
     """Exit 0 when the re-rendered report matches the committed one, 1 on a difference, 2 without records."""
     outputs, reports = REPO_ROOT / str(cfg["outputs"]), REPO_ROOT / str(cfg["reports"])
-    only = {str(x) for x in cfg["only"]} if cfg.get("only") is not None else None
+    only = {str(x) for x in cfg["only"]} or None
     try:
         diff = check(outputs, reports, only)
     except ReportCheckError as exc:

@@ -322,7 +322,7 @@ def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: P
     if not records:
         return ""
     parts: dict[str, list[pd.DataFrame]] = {
-        k: [] for k in ("auroc", "auroc_by_category", "retrieval", "bands", "thresholds", "transfer", "sensitivity",
+        k: [] for k in ("auroc", "auroc_by_category", "retrieval", "bands", "thresholds", "transfer", "sensitivity", "auroc_forms",
                         "per_query")
     }
     data: dict[str, Any] = {}
