@@ -37,12 +37,15 @@ class Tool:
     target: str            # "module:function"; the function takes the composed config (a dict)
     summary: str
     raw: bool = False      # takes its own key=value list instead (calibrate, regression: `main(argv)`)
+    # An open key (default `{}` in its YAML) -> "module:NAME" of the code's defaults its sub-keys take.
+    schemas: tuple[tuple[str, str], ...] = ()
 
 
 TOOLS: dict[str, Tool] = {
     "calibrate": Tool("widemem_bench.calibrate:main", "fit per-embedder confidence thresholds, write the calibration files", raw=True),
     "regression": Tool("widemem_bench.regression:main", "the regression gate (--write REASON blesses; adapter=<name> gates a peer)", raw=True),
-    "perf": Tool("widemem_bench.experiments.perf:tool", "the full speed benchmark (reports/perf.md)"),
+    "perf": Tool("widemem_bench.experiments.perf:tool", "the full speed benchmark (reports/perf.md)",
+                 schemas=(("params", "widemem_bench.experiments.perf:DEFAULTS"),)),
     "perf_v3": Tool("widemem_bench.perf.answerability:tool", "answerability v3's cost per search and add (its block of reports/perf.md)"),
     "aggregate": Tool("widemem_bench.aggregate:tool", "gather a sweep's run records into results.parquet"),
     "bench": Tool("widemem_bench.bench:tool", "run every experiment of `make bench` and write reports/"),
@@ -51,7 +54,8 @@ TOOLS: dict[str, Tool] = {
     "bench_embedders": Tool("widemem_bench.embedders.bench:tool", "embedder throughput and cache times (reports/embedders.md)"),
     "parse_bench": Tool("widemem_bench.language.bench:tool", "spaCy parse throughput, cold and cached"),
     "mutations": Tool("widemem_bench.mutations:tool", "does the regression gate fail on real scoring changes (reports/mutations.md)"),
-    "fit_v2": Tool("widemem_bench.answerability.fit:tool", "fit answerability v2 on world A's train split"),
+    "fit_v2": Tool("widemem_bench.answerability.fit:tool", "fit answerability v2 on world A's train split",
+                   schemas=(("targets", "widemem_bench.answerability.fit:TARGETS"),)),
     "fit_v3": Tool("widemem_bench.answerability.fit_v3:tool", "fit answerability v3 on the development worlds"),
     "resolver_fit": Tool("widemem_bench.engine.structure_fit:tool", "fit the structure resolver's frame table on development data"),
     "transfer_report": Tool("widemem_bench.experiments.transfer:tool", "the transfer table for one embedder (reports/transfer.md)"),
@@ -205,6 +209,7 @@ def tool_overrides(name: str, args: Sequence[str]) -> list[str]:
         if isinstance(default, dict) and not sub:
             raise UsageError(f"{key}: set its keys one by one, e.g. {key}.<key>=value")
         if isinstance(default, dict):
+            _check_open(name, top, sub, value, text)
             out.append(f"++{key}={text}")
             continue
         if not _fits(value, default):
@@ -212,6 +217,21 @@ def tool_overrides(name: str, args: Sequence[str]) -> list[str]:
             raise UsageError(f"{key}: expected {kind}, got {text!r}")
         out.append(f"{key}={text}")
     return out
+
+
+def _check_open(name: str, top: str, sub: str, value: Any, text: str) -> None:
+    """A sub-key of an open key, against the code's defaults the tool names for it."""
+    target = dict(TOOLS[name].schemas).get(top)
+    if target is None:
+        return
+    module, _, attr = target.partition(":")
+    schema: dict[str, Any] = getattr(importlib.import_module(module), attr)
+    head = sub.split(".", 1)[0]
+    if head not in schema:
+        raise UsageError(f"{top}.{sub}: not a key of {name}'s {top}; accepted: {', '.join(schema)}")
+    if "." not in sub and not _fits(value, schema[head]):
+        kind = _KINDS.get(type(schema[head]), type(schema[head]).__name__)
+        raise UsageError(f"{top}.{sub}: expected {kind}, got {text!r}")
 
 
 def compose_tool(name: str, args: Sequence[str]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Hydra callback: gather a finished sweep into one results.parquet (same code as
-`python -m widemem_bench.aggregate DIR`)."""
+`widemem-bench aggregate root=DIR`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Transfer table, confidence half: does each confidence method hold outside world A?
 
-    python -m widemem_bench.run experiment=transfer
+    widemem-bench transfer
     widemem-bench transfer_report out=reports/transfer.md
 
 Rows: widemem's bands (its MiniLM table on the top-1 cosine), the calibrated

@@ -65,7 +65,7 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"{p['repeats']} rounds; every ratio is a median of per-round ratios of runs made back to back "
         "(order rotated each round), so machine load hits both sides of a ratio alike.",
         "",
-        "Command: `make perf` (`python -m widemem_bench.experiments.perf --out reports/perf.md`).",
+        "Command: `make perf` (`widemem-bench perf out=reports/perf.md`).",
         "",
         f"Data: synthetic timelines (`widemem_bench.timelines.generate`), seed {p['seed']}: "
         f"{results['data'].get('n_events'):,} events and {results['data'].get('n_questions'):,} questions "
