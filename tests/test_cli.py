@@ -213,6 +213,26 @@ def test_run_py_is_the_front_door_under_another_name(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_experiment_overrides_are_read_by_hydra_s_parser(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from widemem_bench import run
+
+    assert cli.main(["smoke", "params.n=[1,2", f"paths.output_dir={tmp_path / 'o'}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 'params.n=[1,2' is not a Hydra override (") and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+    assert run.expand_weight_triples(["weights=[0.8,0.1,0.1]", "weights=equal", "seed=1"]) == [
+        "weights.similarity=0.8", "weights.importance=0.1", "weights.recency=0.1", "weights=equal", "seed=1"]
+    assert run.value_texts(run.parse_overrides(["embedder='minilm-l6',tfidf"])[0]) == ["minilm-l6", "tfidf"]
+    assert run.value_texts(run.parse_overrides(["params.n=range(1,3)"])[0]) is None
+    assert run.check_group_choices(["-m", "experiment=smoke", "embedder=tfidf,'nope'"]) == (
+        "embedder: unknown option 'nope' (known: " + ", ".join(sorted(
+            p.stem for p in (ROOT / "configs" / "embedder").glob("*.yaml"))) + ")")
+    assert run.expand_adapter_choice(["experiment=peer", "adapter=mine", "adapter.options.k=1"]) == [
+        "experiment=peer", "+adapter.name=mine", "+adapter.options.k=1"]
+    assert run.expand_adapter_choice(["experiment=peer", "adapter=engine"]) == ["experiment=peer", "adapter=engine"]
+
+
 def test_a_bad_value_names_its_key_and_a_refused_run_writes_nothing(tmp_path: Path) -> None:
     """A typed default is checked before the run; a refusal inside the run (here numpy's,
     for a negative count) removes the folder Hydra made for it."""

@@ -108,7 +108,7 @@ def experiment_help(name: str) -> str:
     doc = (sys.modules[fn.__module__].__doc__ or "").strip().split("\n\n")[0]
     path = CONFIG_DIR / "experiment" / f"{name}.yaml"
     node = OmegaConf.to_container(OmegaConf.load(path)).get("params") or {}  # type: ignore[union-attr]
-    lines = [f"usage: {PROG} {name} [key=value ...]     ({PROG} -m ... or {name} -m key=a,b sweeps)",
+    lines = [f"usage: {PROG} {name} [key=value ...]     ({PROG} -m {name} key=a,b ... sweeps)",
              "", doc, "", "honours: " + ", ".join(honours_of(name)),
              "(plus task_name, seed, progress, force, paths.*, hydra.*; any other key is refused)",
              "", "params (defaults from configs/experiment/" + f"{name}.yaml):"]
@@ -278,6 +278,9 @@ def run_experiment(argv: Sequence[str]) -> int:
     from widemem_bench import run
     from widemem_bench.experiments import hydra_resolvers
 
+    if (msg := run.check_syntax(list(argv))) is not None:
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
     args = run.expand_adapter_choice(run.expand_weight_triples(list(argv)))
     msg = run.check_group_choices(args) or run.check_keys(args) or hydra_resolvers.check_overrides(args)
     if msg is None and any(a in MULTIRUN for a in args):
@@ -301,8 +304,11 @@ def _dispatch(args: list[str]) -> int:
         return run_tool(head, rest[1:])
     if head == "run":
         rest = rest[1:]
-        head = rest[0] if rest else ""
-        if head not in _experiments():
+        head = rest[0] if rest else "--help"
+        if head in ("-h", "--help"):
+            print(overview())
+            return 0
+        if head not in _experiments() and ("=" in head or head.startswith("-")):
             return run_experiment([*flags, *rest])
     if head in _experiments():
         if "--help" in rest or "-h" in rest:
