@@ -99,13 +99,15 @@ bench-extended: venv-extended
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
 perf: venv
 	$(WB) perf out=reports/perf.md
-	$(WB) regression --bench --out reports/perf.md
+	$(VENV)/bin/widemem-bench regression bench=true out=reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
 # widemem_bench/calibration/files/<embedder>.json (only this target passes
-# write_package_files=true) and reports/calibration.md (commit both).
+# params.write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
-	OMP_NUM_THREADS=1 $(WB) calibrate embedder=all write_package_files=true
+	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench calibrate -m embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf \
+		params.holdout=true params.write_package_files=true force=true hydra.sweep.dir=outputs/calibrate/package
+	$(VENV)/bin/widemem-bench calibration_report
 
 # The structure resolver's frame table, fitted on development sets only (world A train +
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
@@ -126,11 +128,11 @@ perf-v3: venv
 #   make golden REASON='why the numbers moved'
 golden: venv
 	@test -n "$(REASON)" || { echo "error: make golden needs a reason: make golden REASON='why the numbers moved'" >&2; exit 2; }
-	OMP_NUM_THREADS=1 $(WB) regression --write "$(REASON)"
+	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench regression write="$(REASON)"
 
 # The regression gate alone (also part of `make test`): the code's defaults on the gate users.
 gate: venv
-	OMP_NUM_THREADS=1 $(WB) regression
+	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench regression
 
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache

@@ -94,6 +94,7 @@ def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixtu
     (["bench", "--jobs", "2"], "error: bench: --jobs: tools take key=value only (see widemem-bench bench --help)"),
     (["bench", "force=maybe"], "error: bench: force: expected true or false, got 'maybe'"),
     (["perf_v3", "users=1.5"], "error: perf_v3: users: expected an integer, got '1.5'"),
+    (["data", "n_users=abc"], "error: data: n_users: expected an integer, got 'abc'"),
     (["perf", "params=3"], "error: perf: params: set its keys one by one, e.g. params.<key>=value"),
     (["perf", "params.n_users=abc"], "error: perf: params.n_users: expected an integer, got 'abc'"),
     (["perf", "params.n_user=3"], "error: perf: params.n_user: not a key of perf's params; accepted: "),
@@ -167,7 +168,7 @@ def test_every_make_target_that_runs_the_package_calls_the_front_door() -> None:
     """Python runs only tools (pip, pytest; ruff and mypy are their own commands) and, before
     the venv exists, provenance.py's lock check loaded from its file."""
     lines = [ln.strip() for ln in (ROOT / "Makefile").read_text().splitlines() if ln.startswith("\t")]
-    assert len([ln for ln in lines if "$(WB) " in ln]) >= 13
+    assert len([ln for ln in lines if re.search(r"\$\(WB\) |/bin/widemem-bench ", ln)]) >= 13
     python = [ln for ln in lines if re.search(r"\$\((PY|PYTHON)\)", ln) and "$(call PROVENANCE" not in ln]
     stray = [ln for ln in python if not re.search(r"\$\((PY|PYTHON)\) -m (pip|pytest|venv)\b", ln)]
     assert stray == []
@@ -205,12 +206,15 @@ def test_experiment_runs_through_the_front_door(tmp_path: Path) -> None:
     assert bad.stderr.strip().splitlines()[-1].startswith("error: weights: experiment smoke does not honour")
 
 
-def test_run_py_is_the_front_door_under_another_name(tmp_path: Path) -> None:
+def test_hydra_s_spelling_goes_through_the_same_checks(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "widemem_bench.run", "experiment=smoke", "params.n=abc",
-                           f"paths.output_dir={out}"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    proc = _cli("experiment=smoke", "params.n=abc", f"paths.output_dir={out}", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr == "error: params.n: expected an integer, got 'abc'\n"
     assert not out.exists()
+    old = subprocess.run([sys.executable, "-m", "widemem_bench.run", "experiment=smoke"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=300)
+    assert old.returncode == 2 and old.stderr.startswith("error: widemem_bench.run is the Hydra application")
+    assert not any(tmp_path.rglob("record.json"))
 
 
 def test_experiment_overrides_are_read_by_hydra_s_parser(tmp_path: Path,

@@ -2,7 +2,8 @@
 
 Thin on purpose: the checks below run on the overrides before Hydra makes a folder; `main`
 resolves the config into a plain dict and hands it to `experiments.runner.execute`.
-`python -m widemem_bench.run experiment=<name> ...` is the front door under another name.
+It is no command of its own: `python -m widemem_bench.cli experiment=<name> ...` is Hydra's
+spelling of the same front door.
 
     widemem-bench compare_embedders
     widemem-bench compare_embedders -m embedder=minilm-l6,bge-small
@@ -19,6 +20,7 @@ for _k, _v in (("OMP_NUM_THREADS", "1"), ("HF_HUB_OFFLINE", "1"),
                ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
     os.environ.setdefault(_k, _v)
 
+import sys  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -246,8 +248,7 @@ def main(cfg: DictConfig) -> Any:
 
 
 if __name__ == "__main__":
-    # The front door, imported under the package name so launchers (joblib, ray) pickle
-    # `main` by reference and their workers import this module: resolvers and filters included.
-    from widemem_bench.cli import main as _front_door
-
-    raise SystemExit(_front_door())
+    # Not a command: the front door (widemem_bench.cli) runs this application.
+    print("error: widemem_bench.run is the Hydra application behind the front door; run "
+          "`widemem-bench <experiment> key=value ...` (or python -m widemem_bench.cli)", file=sys.stderr)
+    raise SystemExit(2)

@@ -167,7 +167,7 @@ def _fixture_counts(table: pd.DataFrame, sets: list[str]) -> list[str]:
     return lines
 
 
-def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_bench.run experiment=transfer",
+def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench transfer",
                       seen: Any = None) -> str:
     """The transfer table as a markdown fragment (a pure function of ``table`` and the
     DESIGN_LOG marks ``seen``, `design_log.marks()` when None)."""
@@ -278,7 +278,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     md = ctx.output_dir / "transfer.md"
     # The fragment names the settings its figures depend on, whatever the overrides were.
     files = "".join(f" params.{k}={v}" for k, v in dirs.items() if v is not None)
-    md.write_text(transfer_markdown(table, command=f"python -m widemem_bench.run experiment=transfer "
+    md.write_text(transfer_markdown(table, command=f"widemem-bench transfer "
                                                    f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"
                                                    f"{files}"),
                   encoding="utf-8")

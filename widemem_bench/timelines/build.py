@@ -47,8 +47,15 @@ def build_one(name: str, n_users: int | None = None, seed: int | None = None,
 
 def tool(cfg: dict[str, Any]) -> int:
     """Build each of `configs` unless it is complete (`force`: rebuild); print each path."""
-    n_users, seed, out = cfg.get("n_users"), cfg.get("seed"), cfg.get("out")
+    n_users, seed, out = _count(cfg, "n_users"), _count(cfg, "seed"), cfg.get("out")
     for name in cfg["configs"]:
-        build_one(str(name), None if n_users is None else int(n_users), None if seed is None else int(seed),
-                  None if out is None else str(out), bool(cfg["force"]))
+        build_one(str(name), n_users, seed, None if out is None else str(out), bool(cfg["force"]))
     return 0
+
+
+def _count(cfg: dict[str, Any], key: str) -> int | None:
+    # null means "the config's": the front door cannot type it, so say the key here
+    v = cfg.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ValueError(f"{key}: expected an integer, got {v!r}")
+    return v

@@ -179,7 +179,7 @@ def locomo_markdown(result: dict[str, Any], figures: dict[str, Path], rel_to: Pa
     if len(au) and au["embedder"].nunique() == 1:
         # make bench runs one embedder (five cost ~25 min on 2 cores); say how to get the rest
         lines[-1] += (f" Embedder {au['embedder'].iloc[0]} only; other embedders in one run: "
-                      "`python -m widemem_bench.run experiment=locomo 'params.embedders=[minilm-l6,bge-small]'`.")
+                      "`widemem-bench locomo 'params.embedders=[minilm-l6,bge-small]'`.")
     lines.append("")
     if len(au):
         lines += _reading(au, t.get("per_query"))
