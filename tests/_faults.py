@@ -437,13 +437,13 @@ def traversal_values(work: Path, run_cli: bool = True) -> Outcome:
         out.add(target != sweep and sweep in target.parents, f"{value}: run folder {target}")
     if run_cli:
         value = "/../../../../escaped"
-        cmd = [sys.executable, "-m", "widemem_bench.run", "-m", "experiment=smoke",
+        cmd = [sys.executable, "-m", "widemem_bench.cli", "-m", "experiment=smoke",
                f"+params.tag={value}", f"paths.output_dir={work / 'out'}", "hydra/launcher=basic"]
         proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=300)
         escaped = [p for p in work.rglob("record.json") if sweep not in p.parents]
         err = proc.stderr.strip().splitlines()
         out.add(proc.returncode != 0 and not escaped and len(err) == 1 and err[0].startswith("error:"),
-                f"python -m widemem_bench.run ... +params.tag={value}: rc {proc.returncode}, "
+                f"widemem-bench ... +params.tag={value}: rc {proc.returncode}, "
                 f"wrote {[str(p) for p in escaped]}")
     return out
 

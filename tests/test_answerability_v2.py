@@ -173,7 +173,7 @@ def test_file_round_trip_and_bad_files(tmp_path) -> None:
     (tmp_path / "c.json").write_text("{")
     with pytest.raises(ValueError, match=r"c\.json"):
         load_scorer_v2("c", tmp_path)
-    with pytest.raises(ValueError, match=r"answerability\.fit embedder=nothing"):
+    with pytest.raises(ValueError, match=r"widemem-bench fit_v2 embedder=nothing"):
         load_scorer_v2("nothing", tmp_path)
     v1_features = {**s.model.to_dict(), "features": ["x"] * N_FEATURES_V2}
     with pytest.raises(ValueError, match="features"):
@@ -205,14 +205,16 @@ def test_committed_v2_file_loads() -> None:
 
 
 def test_fit_refuses_world_b_and_bad_keys() -> None:
-    from widemem_bench.answerability.fit import main, parse_args
+    from widemem_bench.answerability.fit import FitOptions, options, tool
+    from widemem_bench.cli import UsageError, compose_tool
 
     with pytest.raises(ValueError, match="evaluation-only"):
-        main(["embedder=minilm-l6", "dataset=world_b", "install=false"])
-    with pytest.raises(ValueError, match="unknown key 'holdout'"):
-        parse_args(["holdout=true"])
-    assert parse_args(["embedder=a,b", "prototypes=true"]).embedders == ("a", "b")
-    assert parse_args(["out=/tmp/v2"]).out == Path("/tmp/v2") and parse_args([]).out is None
+        tool(compose_tool("fit_v2", ["embedder=minilm-l6", "dataset=world_b", "install=false"]))
+    with pytest.raises(UsageError, match="holdout: not a key of fit_v2"):
+        compose_tool("fit_v2", ["holdout=true"])
+    assert options(compose_tool("fit_v2", ["embedder=a,b", "prototypes=true"])).embedders == ("a", "b")
+    assert options(compose_tool("fit_v2", ["out=/tmp/v2"])).out == Path("/tmp/v2")
+    assert options(compose_tool("fit_v2", [])) == FitOptions()  # configs/tool/fit_v2.yaml is the code's defaults
 
 
 def test_fit_searches_never_read_the_holdout() -> None:

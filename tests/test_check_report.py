@@ -58,4 +58,6 @@ def test_missing_records_are_one_line_errors(tmp_path: Path) -> None:
     (tmp_path / "reports").mkdir()
     with pytest.raises(check.ReportCheckError, match="no complete run records for frustration"):
         check.check(tmp_path / "outputs", tmp_path / "reports", {"frustration"})
-    assert check.main(["--outputs", str(tmp_path / "outputs"), "--reports", str(tmp_path / "nope")]) == 2
+    from widemem_bench.cli import main as front_door
+
+    assert front_door(["check_report", f"outputs={tmp_path / 'outputs'}", f"reports={tmp_path / 'nope'}"]) == 2

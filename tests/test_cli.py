@@ -1,15 +1,19 @@
-"""`widemem-bench`: one front door (tested through `python -m widemem_bench.cli`)."""
+"""`widemem-bench`: one front door (tested through `python -m widemem_bench.cli` and `cli.main`)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from widemem_bench import cli
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -20,8 +24,8 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_overview_lists_experiments_and_tools(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in ("compare_embedders", "contradiction", "calibrate", "regression", "aggregate", "perf"):
-        assert name in out
+    for name in ("compare_embedders", "contradiction", "locomo", *cli.TOOLS):
+        assert re.search(rf"^  {name} ", out, re.M), name
 
 
 @pytest.mark.parametrize("name", ["contradiction", "compare_embedders", "smoke"])
@@ -31,22 +35,30 @@ def test_experiment_help_names_its_keys(name: str, capsys: pytest.CaptureFixture
     assert out.startswith(f"usage: widemem-bench {name}") and "honours:" in out and "params." in out
 
 
-@pytest.mark.parametrize("tool", ["regression", "aggregate", "perf", "bench"])
-def test_tool_help_exits_zero(tool: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:  # argparse tools exit after --help
-        assert cli.main([tool, "--help"]) == 0
-        raise SystemExit(0)
-    assert exc.value.code == 0
-    assert "usage" in capsys.readouterr().out
+def test_every_tool_has_its_config_and_its_function() -> None:
+    files = {p.stem for p in cli.TOOL_DIR.glob("*.yaml")}
+    composed = {n for n, t in cli.TOOLS.items() if not t.raw}
+    assert files == composed, files ^ composed
+    for name, tool in cli.TOOLS.items():
+        assert callable(cli._target(tool)), name
 
 
-def test_tools_get_their_argv(monkeypatch: pytest.MonkeyPatch) -> None:
-    import widemem_bench.reports.sections.calibration as calibration_report
+@pytest.mark.parametrize("tool", sorted(n for n, t in cli.TOOLS.items() if not t.raw))
+def test_tool_help_lists_every_key_with_its_default(tool: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([tool, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: widemem-bench {tool} [key=value ...]")
+    for key in cli.tool_defaults(tool):
+        assert re.search(rf"^  {key}=", out, re.M), key
+
+
+def test_tools_that_parse_their_own_keys_get_the_raw_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    import widemem_bench.regression as regression
 
     seen: list[list[str] | None] = []
-    monkeypatch.setattr(calibration_report, "main", lambda argv=None: seen.append(argv) or 0)
-    assert cli.main(["calibration_report", "--help"]) == 0
-    assert seen == [["--help"]]
+    monkeypatch.setattr(regression, "main", lambda argv=None: seen.append(argv) or 0)
+    assert cli.main(["regression", "write=fix: the decay (a reason)", "--help"]) == 0
+    assert seen == [["write=fix: the decay (a reason)", "--help"]]
 
 
 def test_run_names_the_experiment_where_a_tool_has_the_same_name(capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,6 +72,127 @@ def test_unknown_command_is_one_line(capsys: pytest.CaptureFixture[str]) -> None
     assert err.startswith("error: nope: unknown command") and "\n" not in err
 
 
+def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["contradictoin"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'contradiction'?" in err and "\n" not in err.rstrip("\n")
+    known = err.split("known: ", 1)[1].strip().split(", ")
+    assert known.count("calibrate") == 1 and known.count("perf") == 1  # experiment and tool: one name
+
+
+# --------------------------------------------------------------------------- tool keys
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["aggregate", "rot=x"], "error: aggregate: rot: not a key of aggregate; did you mean 'root'? accepted: root, out"),
+    (["aggregate"], "error: aggregate: root: required (e.g. root=...); see widemem-bench aggregate --help"),
+    (["bench", "jobs=abc"], "error: bench: jobs: expected an integer, got 'abc'"),
+    (["bench", "jobs=2,3"], "error: bench: jobs: expected an integer, got '[2,3]'"),
+    (["bench", "jobs=range(1,3)"], "error: bench: jobs: a tool runs once: one value or a list, not a sweep (jobs=range(1,3))"),
+    (["bench", "--jobs", "2"], "error: bench: --jobs: tools take key=value only (see widemem-bench bench --help)"),
+    (["bench", "force=maybe"], "error: bench: force: expected true or false, got 'maybe'"),
+    (["perf_v3", "users=1.5"], "error: perf_v3: users: expected an integer, got '1.5'"),
+    (["data", "n_users=abc"], "error: data: n_users: expected an integer, got 'abc'"),
+    (["perf", "params=3"], "error: perf: params: set its keys one by one, e.g. params.<key>=value"),
+    (["perf", "params.n_users=abc"], "error: perf: params.n_users: expected an integer, got 'abc'"),
+    (["perf", "params.n_user=3"], "error: perf: params.n_user: not a key of perf's params; accepted: "),
+    (["fit_v2", "targets.high=lots"], "error: fit_v2: targets.high: expected a number, got 'lots'"),
+    (["resolver_fit", "check"], "error: resolver_fit: 'check' is not key=value (keys: check)"),
+    (["fit_v2", "targets.low=0.3"], "error: fit_v2: targets.low: not a key of fit_v2's targets; accepted: high, moderate"),
+    (["world_n_hardness", "splits=[train,test]"],
+     "error: world_n_hardness: splits: ['test']; accepted: train, validation, holdout (a list)"),
+])
+def test_a_bad_tool_key_or_value_is_one_line_naming_it(args: list[str], line: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(line) and err.count("\n") == 1 and (line.endswith(": ") or err == line + "\n")
+
+
+def test_tool_values_compose_as_typed() -> None:
+    cfg = cli.compose_tool("bench_embedders", ["models=a,b", "n=5", "out=/tmp/x y.md"])  # a,b: a list
+    assert cfg == {"n": 5, "seed": 0, "batch_size": 64, "models": ["a", "b"], "out": "/tmp/x y.md"}
+    assert cli.compose_tool("bench", ["only=peer", "skip=[x,y]"])["only"] == ["peer"]
+    assert cli.compose_tool("perf", ["params.n_users=20", "params.stages=[limit_engine]"])["params"] == {
+        "n_users": 20, "stages": ["limit_engine"]}
+    assert cli.compose_tool("outside_updates", ["embedder=123"])["embedder"] == "123"  # a string key stays a string
+
+
+def test_a_refused_tool_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "emb.md"
+    bad = _cli("bench_embedders", "models=[hash-test]", "n=lots", f"out={out}", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr == "error: bench_embedders: n: expected an integer, got 'lots'\n"
+    late = _cli("bench_embedders", "models=[no-such-model]", "n=10", f"out={out}", cwd=tmp_path)
+    assert late.returncode == 2 and late.stderr.startswith("error: bench_embedders: ")
+    assert len(late.stderr.strip().splitlines()) == 1, late.stderr
+    assert not any(tmp_path.iterdir()), sorted(tmp_path.iterdir())
+
+
+def test_yaml_copies_are_pinned_to_the_code() -> None:
+    """Where a tool's defaults live in code too, the tool's YAML says the same."""
+    from widemem_bench import bench
+    from widemem_bench.answerability import fit, fit_v3
+    from widemem_bench.timelines import build
+
+    assert tuple(cli.tool_defaults("bench")["embedders"]) == bench.DEFAULT_EMBEDDERS
+    assert tuple(cli.tool_defaults("data")["configs"]) == build.DEFAULT_CONFIGS
+    assert fit.options(cli.compose_tool("fit_v2", [])) == fit.FitOptions()
+    assert fit_v3.options(cli.compose_tool("fit_v3", [])) == fit_v3.FitOptions()
+
+
+# --------------------------------------------------------------------------- one front door
+
+def test_only_the_front_door_reads_the_command_line() -> None:
+    hits = []
+    for path in sorted((ROOT / "widemem_bench").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if rel == "widemem_bench/cli.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        hits += [f"{rel}: {m.group(0)}" for m in re.finditer(r"argparse|sys\.argv|getopt|optparse", text)]
+    assert hits == []
+
+
+def test_no_module_is_run_as_a_script() -> None:
+    """No `if __name__ == "__main__"` in the package but the front door (and run.py, which
+    hands its arguments to it); no top-level scripts folder."""
+    mains = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "widemem_bench").rglob("*.py"))
+             if '__name__ == "__main__"' in p.read_text(encoding="utf-8")]
+    assert set(mains) == {"widemem_bench/cli.py", "widemem_bench/run.py"}
+    assert not (ROOT / "experiments").exists()
+
+
+def test_every_make_target_that_runs_the_package_calls_the_front_door() -> None:
+    """Python runs only tools (pip, pytest; ruff and mypy are their own commands) and, before
+    the venv exists, provenance.py's lock check loaded from its file."""
+    lines = [ln.strip() for ln in (ROOT / "Makefile").read_text().splitlines() if ln.startswith("\t")]
+    assert len([ln for ln in lines if re.search(r"\$\(WB\) |/bin/widemem-bench ", ln)]) >= 13
+    python = [ln for ln in lines if re.search(r"\$\((PY|PYTHON)\)", ln) and "$(call PROVENANCE" not in ln]
+    stray = [ln for ln in python if not re.search(r"\$\((PY|PYTHON)\) -m (pip|pytest|venv)\b", ln)]
+    assert stray == []
+    assert not any(re.search(r"-m widemem_bench|widemem_bench/\S+\.py", ln) for ln in lines)
+
+
+def test_the_front_door_names_its_command_for_an_ad_hoc_read(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from widemem_bench import sealed
+
+    monkeypatch.delenv(sealed.PURPOSE_ENV, raising=False)
+    monkeypatch.setenv(sealed.COMMAND_ENV, "")
+    assert cli.main(["aggregate", f"root={tmp_path}"]) == 0
+    assert sealed.current_purpose() == f"ad hoc: widemem-bench aggregate root={tmp_path}"
+
+
+def test_tool_command_prints_what_differs_from_the_defaults() -> None:
+    from widemem_bench.provenance import tool_command
+
+    cfg = cli.compose_tool("bench_embedders", ["models=[a,b]"])
+    assert tool_command("bench_embedders", cfg) == "widemem-bench bench_embedders models=[a,b]"
+    assert tool_command("perf_v3", cli.compose_tool("perf_v3", []), every=True) == (
+        "widemem-bench perf_v3 out=reports/perf.md users=20 repeats=3")
+
+
+# --------------------------------------------------------------------------- experiments
+
 def test_experiment_runs_through_the_front_door(tmp_path: Path) -> None:
     proc = _cli("smoke", "params.n=3", f"paths.output_dir={tmp_path}", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -70,11 +203,35 @@ def test_experiment_runs_through_the_front_door(tmp_path: Path) -> None:
     assert bad.stderr.strip().splitlines()[-1].startswith("error: weights: experiment smoke does not honour")
 
 
-def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["contradictoin"]) == 2
+def test_hydra_s_spelling_goes_through_the_same_checks(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _cli("experiment=smoke", "params.n=abc", f"paths.output_dir={out}", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr == "error: params.n: expected an integer, got 'abc'\n"
+    assert not out.exists()
+    old = subprocess.run([sys.executable, "-m", "widemem_bench.run", "experiment=smoke"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=300)
+    assert old.returncode == 2 and old.stderr.startswith("error: widemem_bench.run is the Hydra application")
+    assert not any(tmp_path.rglob("record.json"))
+
+
+def test_experiment_overrides_are_read_by_hydra_s_parser(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from widemem_bench import run
+
+    assert cli.main(["smoke", "params.n=[1,2", f"paths.output_dir={tmp_path / 'o'}"]) == 2
     err = capsys.readouterr().err
-    assert "did you mean 'contradiction'?" in err and "\n" not in err.rstrip("\n")
-    assert err.count("calibrate") == 1 and err.count(" perf") == 1  # experiment and tool: one name
+    assert err.startswith("error: 'params.n=[1,2' is not a Hydra override (") and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+    assert run.expand_weight_triples(["weights=[0.8,0.1,0.1]", "weights=equal", "seed=1"]) == [
+        "weights.similarity=0.8", "weights.importance=0.1", "weights.recency=0.1", "weights=equal", "seed=1"]
+    assert run.value_texts(run.parse_overrides(["embedder='minilm-l6',tfidf"])[0]) == ["minilm-l6", "tfidf"]
+    assert run.value_texts(run.parse_overrides(["params.n=range(1,3)"])[0]) is None
+    assert run.check_group_choices(["-m", "experiment=smoke", "embedder=tfidf,'nope'"]) == (
+        "embedder: unknown option 'nope' (known: " + ", ".join(sorted(
+            p.stem for p in (ROOT / "configs" / "embedder").glob("*.yaml"))) + ")")
+    assert run.expand_adapter_choice(["experiment=peer", "adapter=mine", "adapter.options.k=1"]) == [
+        "experiment=peer", "+adapter.name=mine", "+adapter.options.k=1"]
+    assert run.expand_adapter_choice(["experiment=peer", "adapter=engine"]) == ["experiment=peer", "adapter=engine"]
 
 
 def test_a_bad_value_names_its_key_and_a_refused_run_writes_nothing(tmp_path: Path) -> None:
@@ -102,3 +259,10 @@ def test_a_null_default_s_conversion_error_names_its_key() -> None:
     except ValueError as exc:
         assert name_bad_value(exc, cfg) == "params.n_users: expected an integer, got 'abc'"
     assert name_bad_value(ValueError("something else"), cfg) is None
+
+
+def test_tool_yaml_files_are_plain_mappings() -> None:
+    for path in cli.TOOL_DIR.glob("*.yaml"):
+        node = yaml.safe_load(path.read_text())
+        assert isinstance(node, dict) and node, path
+        assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", k) for k in node), path

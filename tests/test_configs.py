@@ -122,7 +122,7 @@ def test_bad_value_error_names_the_key(overrides, key):
 @pytest.mark.parametrize(("overrides", "key"), BAD, ids=[b[1] + b[0][-1] for b in BAD])
 def test_bad_config_is_one_line_naming_the_key(tmp_path, overrides, key):
     proc = subprocess.run(
-        [sys.executable, "-m", "widemem_bench.run", "experiment=compare_embedders",
+        [sys.executable, "-m", "widemem_bench.cli", "experiment=compare_embedders",
          f"paths.output_dir={tmp_path}", *overrides],
         capture_output=True, text=True, cwd=tmp_path, timeout=120,
     )
@@ -135,7 +135,7 @@ def test_bad_config_is_one_line_naming_the_key(tmp_path, overrides, key):
 
 def test_bad_job_of_a_sweep_stops_the_sweep_before_any_job(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "widemem_bench.run", "-m", "experiment=compare_embedders",
+        [sys.executable, "-m", "widemem_bench.cli", "-m", "experiment=compare_embedders",
          "weights.similarity=0.5,0.9",
          f"paths.output_dir={tmp_path}", "hydra/launcher=basic"],
         capture_output=True, text=True, cwd=tmp_path, timeout=120,

@@ -478,11 +478,12 @@ def test_bench_sentences_are_seeded_and_distinct() -> None:
 
 
 def test_bench_writes_report(tmp_path: Path) -> None:
-    from widemem_bench.embedders import bench
+    from widemem_bench.cli import main as front_door
 
     out = tmp_path / "embedders.md"
-    assert bench.main(["--n", "200", "--models", "hash-test", "tfidf", "--out", str(out)]) == 0
+    assert front_door(["bench_embedders", "n=200", "models=[hash-test,tfidf]", f"out={out}"]) == 0
     text = out.read_text()
+    assert f"widemem-bench bench_embedders n=200 models=[hash-test,tfidf] out={out}`" in text
     assert "| hash-test | hash-test | hash | 256 |" in text
     assert "ratio vs hash-test" in text and "cores" in text and "commit:" in text
     assert "| 4 / 0 |" in text  # 200 texts in batches of 64 cold, nothing computed warm

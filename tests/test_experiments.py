@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from widemem_bench.aggregate import aggregate, collect
-from widemem_bench.aggregate import main as aggregate_main
 from widemem_bench.experiments import (
     ExperimentResult,
     RunContext,
@@ -144,9 +143,12 @@ def test_aggregate_one_row_per_run_and_metric(tmp_path, capsys):
     assert set(df["seed"]) == {1, 2, 3}
     assert {"metric", "value", "ci_lo", "ci_hi", "embedder", "split", "kind", "setting",
             "experiment", "git_sha", "cfg_embedder"} <= set(df.columns)
-    assert aggregate_main([str(tmp_path)]) == 0
+    from widemem_bench.cli import main as front_door
+
+    assert front_door(["aggregate", f"root={tmp_path}"]) == 0
     assert "3 runs, 6 metric rows" in capsys.readouterr().out
-    assert aggregate_main([str(tmp_path / "missing")]) == 2
+    assert front_door(["aggregate", f"root={tmp_path / 'missing'}"]) == 2
+    assert "error: aggregate: root: no such folder" in capsys.readouterr().err
 
 
 def test_collect_of_empty_folder_is_empty(tmp_path):
@@ -200,5 +202,4 @@ def test_bench_plan_runs_core_then_registered_extras():
     assert dict(steps)["compare_embedders"] == ["embedder=minilm-l6,tfidf"]
     assert dict(steps)["sweep_weights"] == []
     assert plan(["x"], {"calibrate"}, set()) == [("calibrate", ["embedder=x", "params.holdout=true"])]
-    assert command("calibrate", ["embedder=x"])[:5] == ["python", "-m", "widemem_bench.run", "-m",
-                                                         "experiment=calibrate"]
+    assert command("calibrate", ["embedder=x"]) == ["widemem-bench", "-m", "calibrate", "embedder=x"]

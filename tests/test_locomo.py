@@ -258,6 +258,37 @@ def test_experiment_on_a_two_conversation_slice(locomo: ll.LoCoMo, tmp_path: Pat
     assert "| hash-test | top1_cosine |" in text and (tmp_path / "fig2" / "locomo_auroc.png").is_file()
 
 
+@needs_data
+def test_sensitivity_and_forms_are_parameters_of_the_run(locomo: ll.LoCoMo, tmp_path: Path) -> None:
+    """What experiments/locomo/{sensitivity,make_report}.py did: params.sensitivity and
+    params.compare_forms add their tables to the record, and the section renders them."""
+    from widemem_bench.embedders import load_embedder
+
+    emb = load_embedder("hash-test", cache=False)
+    cfg = {"seed": 0, "params": {"conversations": ["conv-30"], "n_boot": 20, "sensitivity": [],
+                                 "sensitivity_temperatures": [0.05, 0.1], "sensitivity_bm25_weights": [0.0, 0.03],
+                                 "compare_forms": True}}
+    t = lx.run_locomo(cfg, embedders=[emb], data=locomo)["tables"]
+    sens = t["sensitivity"]
+    assert len(sens) == 4 and set(sens["embedder"]) == {"hash-test"} and sens["auroc"].between(0, 1).all()
+    forms = t["auroc_forms"]
+    assert set(forms["memory_form"]) == {"turn", "rule"}
+    assert set(forms[forms["memory_form"] == "turn"]["auroc"]) == set(t["auroc"]["auroc"])
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for name, df in t.items():
+        if name != "per_query" and len(df):
+            df.to_parquet(run_dir / f"{name}.parquet", index=False)
+    text = rs.section(pd.DataFrame(), [{"run_dir": str(run_dir)}], tmp_path / "fig")
+    assert "How much `ownership` leans on its settings" in text and "| BM25 weight | 0.05 | 0.1 |" in text
+    assert "Memory form (hash-test)" in text and "AUROC, turn | AUROC, rule" in text
+    off = lx.run_locomo({"seed": 0, "params": {"conversations": ["conv-30"], "n_boot": 20}}, embedders=[emb],
+                        data=locomo)["tables"]
+    assert "sensitivity" not in off and "auroc_forms" not in off
+    with pytest.raises(ValueError, match=r"params\.sensitivity: a list"):
+        lx.resolve_params({"params": {"sensitivity": "minilm-l6"}})
+
+
 def test_hydra_experiment_config_composes() -> None:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf

@@ -30,7 +30,9 @@ def test_an_entry_that_does_not_apply_is_one_line(tmp_path: Path) -> None:
     m = mutations.Mutation("gone", "widemem_bench/engine/config.py", "no such text\n", "x", "-")
     with pytest.raises(ValueError, match=r"^mutation gone does not apply: its text occurs 0 times"):
         mutations.check_applies(m)
-    assert mutations.main(["--only", "nope"]) == 2
+    from widemem_bench.cli import main as front_door
+
+    assert front_door(["mutations", "only=nope"]) == 2
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ import pytest
 @pytest.mark.slow
 def test_joblib_multirun_aggregates_one_row_per_run_and_metric(tmp_path):
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "widemem_bench.run", "-m", "experiment=compare_embedders",
+    cmd = [sys.executable, "-m", "widemem_bench.cli", "-m", "experiment=compare_embedders",
            "embedder=hash-test,tfidf", "dataset=timelines_small", "params.n_boot=50",
            "params.n_boot_slow=20", f"paths.output_dir={out}", "hydra/launcher=joblib",
            "hydra.launcher.n_jobs=2"]

@@ -38,7 +38,7 @@ def test_compare_embedders_on_local_ray_cluster(tmp_path):
     try:
         assert start.returncode == 0, start.stderr[-2000:]
         out = tmp_path / "out"
-        cmd = [sys.executable, "-m", "widemem_bench.run", "-m", "experiment=compare_embedders",
+        cmd = [sys.executable, "-m", "widemem_bench.cli", "-m", "experiment=compare_embedders",
                "embedder=hash-test,tfidf", "dataset=timelines_small", "params.n_boot=50",
                "params.n_boot_slow=20", f"paths.output_dir={out}", "hydra/launcher=ray",
                "hydra.launcher.ray.init.address=auto", "+hydra.launcher.ray.init.object_store_memory=null"]

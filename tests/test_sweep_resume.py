@@ -17,7 +17,7 @@ N_RUNS = 5
 def sweep_cmd(out: Path, counter: Path) -> list[str]:
     # The basic launcher runs jobs one after another in this process group, so a kill
     # lands while some runs are finished and one is in flight.
-    return [sys.executable, "-m", "widemem_bench.run", "-m", "experiment=smoke",
+    return [sys.executable, "-m", "widemem_bench.cli", "-m", "experiment=smoke",
             f"seed=range(0,{N_RUNS})", "params.sleep=0.4", f"params.counter_file={counter}",
             f"paths.output_dir={out}", "hydra/launcher=basic"]
 

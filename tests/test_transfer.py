@@ -88,23 +88,24 @@ def test_markdown_has_every_method_and_set() -> None:
 
 
 def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
-    """An unknown embedder or a bad --n-boot is a one-line error (exit 2), no traceback, no file."""
+    """An unknown embedder or a bad n_boot is a one-line error (exit 2), no traceback, no file."""
     import subprocess
     import sys
 
-    from widemem_bench.experiments.transfer import main
+    from widemem_bench.cli import compose_tool
+    from widemem_bench.experiments.transfer import tool
 
     out = tmp_path / "t.md"
-    proc = subprocess.run([sys.executable, "-m", "widemem_bench.experiments.transfer", "--embedder", "nope",
-                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "widemem_bench.cli", "transfer_report", "embedder=nope",
+                           f"out={out}"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith("error: ") and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("error: transfer_report: ") and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not out.exists()
     with pytest.raises(ValueError, match="nope"):
-        main(["--embedder", "nope", "--out", str(out)])
-    with pytest.raises(ValueError, match="--n-boot"):
-        main(["--n-boot", "0", "--out", str(out)])
+        tool(compose_tool("transfer_report", ["embedder=nope", f"out={out}"]))
+    with pytest.raises(ValueError, match="n_boot"):
+        tool(compose_tool("transfer_report", ["n_boot=0", f"out={out}"]))
 
 
 def test_hydra_run_names_its_n_boot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,7 +151,7 @@ def _ctx(out: Path, seed: int = 0, data: bool = True) -> object:
     ({"calibration_dir": "{tmp}"}, "{tmp}/hash-test.json",
      "widemem-bench calibrate embedder=hash-test, then copy outputs/calibrate/runs/embedder=hash-test/calibration.json"),
     ({"calibration_dir": HASH_DIRS["calibration_dir"], "answerability_dir": "{tmp}"}, "{tmp}/hash-test.json",
-     "python -m widemem_bench.answerability.fit embedder=hash-test out={tmp}"),
+     "widemem-bench fit_v2 embedder=hash-test out={tmp}"),
 ])
 def test_a_missing_file_stops_the_run_in_one_line(tmp_path: Path, params: dict, file: str,
                                                   command: str) -> None:

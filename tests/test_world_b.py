@@ -19,7 +19,6 @@ from widemem_bench.timelines import (
     load,
     materialize,
 )
-from widemem_bench.timelines import build as build_mod
 from widemem_bench.timelines import vocab as VA
 from widemem_bench.timelines import world_b as WB
 from widemem_bench.timelines import world_b_vocab as VB
@@ -198,18 +197,20 @@ def test_name_question_answerable_when_a_stored_note_names_the_person(wb: Timeli
 def test_config_and_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = materialize.read_config("world_b")
     assert cfg["world"] == "b" and cfg["n_users"] == 300 and cfg["seed"] == 0
-    args = ["--config", "world_b", "--n-users", "4", "--out", str(tmp_path)]
-    assert build_mod.main(args) == 0
+    from widemem_bench.cli import main as front_door
+
+    args = ["data", "configs=[world_b]", "n_users=4", f"out={tmp_path}"]
+    assert front_door(args) == 0
     assert "built" in capsys.readouterr().out
     (path,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert path.name.startswith("b") and load(path).world == "b"
-    assert build_mod.main(args) == 0
+    assert front_door(args) == 0
     assert "already built" in capsys.readouterr().out
     # a stale build (another generator version in its manifest) is rebuilt
     man = path / "manifest.json"
     m = json.loads(man.read_text())
     man.write_text(json.dumps({**m, "generator_version": "0"}))
-    assert build_mod.main(args) == 0
+    assert front_door(args) == 0
     assert "built" in capsys.readouterr().out
     assert json.loads(man.read_text())["generator_version"] == m["generator_version"]
 
@@ -226,9 +227,11 @@ def test_unknown_world_and_dataset_are_one_line_errors() -> None:
 
 
 def test_build_cli_bad_config_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert build_mod.main(["--config", "world_z"]) == 2
+    from widemem_bench.cli import main as front_door
+
+    assert front_door(["data", "configs=[world_z]"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: dataset: unknown data set 'world_z' (known: ") and "world_b" in err
+    assert err.startswith("error: data: dataset: unknown data set 'world_z' (known: ") and "world_b" in err
     assert err.count("\n") == 1
 
 

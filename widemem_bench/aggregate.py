@@ -1,6 +1,6 @@
 """Gather the run records under a folder into one long-format table.
 
-    python -m widemem_bench.aggregate outputs/compare_embedders/multiruns
+    widemem-bench aggregate root=outputs/compare_embedders/multiruns
 
 writes `<DIR>/results.parquet`: one row per run x metric row, with the metric columns
 (metric, value, ci_lo, ci_hi, embedder, split, kind, setting, ...), run-level columns
@@ -11,9 +11,7 @@ The Hydra `on_multirun_end` callback calls the same `aggregate`.
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,21 +87,13 @@ def aggregate(root: Path, out: Path | None = None) -> Path:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.aggregate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", type=Path, help="a sweep (or any) folder holding run records")
-    ap.add_argument("--out", type=Path, default=None, help="default: ROOT/results.parquet")
-    args = ap.parse_args(argv)
-    if not args.root.is_dir():
-        print(f"root: no such folder {args.root}", file=sys.stderr)
-        return 2
-    path = aggregate(args.root, args.out)
+def tool(cfg: dict[str, Any]) -> int:
+    """Write ROOT/results.parquet (or `out`) from the complete run records under `root`."""
+    root = Path(str(cfg["root"]))
+    if not root.is_dir():
+        raise ValueError(f"root: no such folder {root}")
+    path = aggregate(root, Path(str(cfg["out"])) if cfg.get("out") else None)
     df = pd.read_parquet(path)
     n_runs = df["run_dir"].nunique() if len(df) else 0
     print(f"{n_runs} runs, {len(df)} metric rows -> {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

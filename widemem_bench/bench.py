@@ -1,8 +1,8 @@
 """`make bench`: run the default experiments on the default embedder set, write reports/.
 
-    python -m widemem_bench.bench [--embedders a,b] [--only x,y] [--skip z] [--jobs 2]
+    widemem-bench bench [embedders=[a,b]] [only=[x,y]] [skip=[z]] [jobs=2]
 
-Each experiment is one Hydra multirun (`python -m widemem_bench.run -m ...`) into its
+Each experiment is one Hydra multirun (`widemem-bench <experiment> -m ...`) into its
 deterministic sweep folder `outputs/<experiment>/multiruns/`, so a second bench skips
 every run whose record is complete (same config, same code) and only rewrites the
 report. The data set and the embedding cache are built on first use. Experiments added
@@ -12,13 +12,12 @@ file exists. Exit code 1 when any experiment failed (the report is still written
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -34,25 +33,14 @@ from widemem_bench.reports.plan import (
 )
 from widemem_bench.sealed import MEASURE, PURPOSE_ENV
 
-__all__ = ["CORE", "DEFAULT_EMBEDDERS", "OPTIONAL", "command", "main", "plan", "render_report", "sources_for"]
+__all__ = ["CORE", "DEFAULT_EMBEDDERS", "OPTIONAL", "command", "plan", "render_report", "sources_for", "tool"]
 
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embedders", default=",".join(DEFAULT_EMBEDDERS))
-    ap.add_argument("--only", default=None, help="comma-separated experiments to run")
-    ap.add_argument("--skip", default="", help="comma-separated experiments to leave out")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel Hydra jobs (joblib)")
-    ap.add_argument("--output-dir", type=Path, default=REPO_ROOT / "outputs")
-    ap.add_argument("--reports-dir", type=Path, default=REPO_ROOT / "reports")
-    ap.add_argument("--force", action="store_true", help="recompute runs that have a record")
-    ap.add_argument("--no-report", action="store_true")
-    args = ap.parse_args(argv)
-
-    embedders = [e for e in args.embedders.split(",") if e]
-    only = {x for x in args.only.split(",") if x} if args.only else None
-    steps = plan(embedders, only, {x for x in args.skip.split(",") if x})
+def tool(cfg: dict[str, Any]) -> int:
+    """Run the planned experiments (each a Hydra multirun), then render reports/ from their records."""
+    embedders = [str(e) for e in cfg["embedders"]]
+    only = {str(x) for x in cfg["only"]} or None
+    steps = plan(embedders, only, {str(x) for x in cfg.get("skip") or ()})
+    output_dir, reports_dir = REPO_ROOT / str(cfg["output_dir"]), REPO_ROOT / str(cfg["reports_dir"])
     # Every read of a measuring split below is a measurement (widemem_bench.sealed): no ledger line.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", PURPOSE_ENV: MEASURE}
@@ -65,23 +53,21 @@ def main(argv: list[str] | None = None) -> int:
         bar.set_postfix_str(name)
         cmd = command(name, overrides)
         commands[name] = shlex.join(cmd)
-        extra = [f"hydra.launcher.n_jobs={args.jobs}", "progress=true",
-                 f"paths.output_dir={args.output_dir}"] + (["force=true"] if args.force else [])
+        extra = [f"hydra.launcher.n_jobs={int(cfg['jobs'])}", "progress=true",
+                 f"paths.output_dir={output_dir}"] + (["force=true"] if cfg["force"] else [])
         t = time.perf_counter()
         tqdm.write(f"$ {commands[name]}", file=sys.stderr)
-        rc = subprocess.run([sys.executable, *cmd[1:], *extra], cwd=REPO_ROOT, env=env).returncode
+        rc = subprocess.run([sys.executable, "-m", "widemem_bench.cli", *cmd[1:], *extra], cwd=REPO_ROOT,
+                            env=env).returncode
         tqdm.write(f"  {name}: exit {rc} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
         if rc != 0:
             failed.append(name)
     wall = time.perf_counter() - t0
-    if not args.no_report:
-        path = render_report(args.output_dir, args.reports_dir, embedders, steps, wall_seconds=wall)
+    if cfg["report"]:
+        path = render_report(output_dir, reports_dir, embedders, steps, wall_seconds=wall)
         print(f"report: {path} ({wall / 60:.1f} min)")
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -4,30 +4,74 @@
     widemem-bench <experiment> [key=value ...]    run an experiment (Hydra; -m sweeps)
     widemem-bench <experiment> --help             what it measures, the keys it honours
     widemem-bench run <experiment> [--help|key=value ...]   the same (calibrate, perf: the experiment)
-    widemem-bench regression|perf|aggregate|bench|calibration_report ARGS   the tools (each has --help)
+    widemem-bench <tool> [key=value ...]          a tool; `widemem-bench <tool> --help` lists its keys
 
-`python -m widemem_bench.run experiment=<name>` keeps working; this is the same entry.
+A tool's keys and defaults are configs/tool/<tool>.yaml, composed with Hydra's compose API
+from Hydra overrides (`key=value`, lists as `key=[a,b]` or `key=a,b`). This module is the
+only place that reads the command line; every tool is a function of the composed config.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import os
+import re
+import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-# name -> (module, one line). Each module exposes `main(argv: list[str] | None) -> int`.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "calibration_report": ("widemem_bench.reports.sections.calibration",
-                           "rewrite reports/calibration.md from the calibration files (make calibrate)"),
-    "regression": ("widemem_bench.regression", "the regression gate (write=REASON blesses; adapter=<name> gates a peer)"),
-    "perf": ("widemem_bench.experiments.perf", "the full speed benchmark (reports/perf.md)"),
-    "aggregate": ("widemem_bench.aggregate", "gather a sweep's run records into results.parquet"),
-    "bench": ("widemem_bench.bench", "run every experiment of `make bench` and write reports/"),
-}
+from widemem_bench.sealed import COMMAND_ENV  # sealed.current_purpose names it for an ad hoc read
+
 PROG = "widemem-bench"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+TOOL_DIR = CONFIG_DIR / "tool"
+MULTIRUN = ("-m", "--multirun")
 
+
+@dataclass(frozen=True)
+class Tool:
+    target: str            # "module:function"; the function takes the composed config (a dict)
+    summary: str
+    raw: bool = False      # takes its own key=value list instead (regression: `main(argv)`, a free-text write=REASON)
+    # An open key (default `{}` in its YAML) -> "module:NAME" of the code's defaults its sub-keys take.
+    schemas: tuple[tuple[str, str], ...] = ()
+
+
+TOOLS: dict[str, Tool] = {
+    "calibration_report": Tool("widemem_bench.reports.sections.calibration:tool",
+                               "rewrite reports/calibration.md from the calibration files (make calibrate)"),
+    "regression": Tool("widemem_bench.regression:main", "the regression gate (write=REASON blesses; adapter=<name> gates a peer)", raw=True),
+    "perf": Tool("widemem_bench.experiments.perf:tool", "the full speed benchmark (reports/perf.md)",
+                 schemas=(("params", "widemem_bench.experiments.perf:DEFAULTS"),)),
+    "perf_v3": Tool("widemem_bench.perf.answerability:tool", "answerability v3's cost per search and add (its block of reports/perf.md)"),
+    "aggregate": Tool("widemem_bench.aggregate:tool", "gather a sweep's run records into results.parquet"),
+    "bench": Tool("widemem_bench.bench:tool", "run every experiment of `make bench` and write reports/"),
+    "check_report": Tool("widemem_bench.reports.check:tool", "re-render reports/ from the run records, diff it against the committed one"),
+    "data": Tool("widemem_bench.timelines.build:tool", "build the data sets (make data)"),
+    "bench_embedders": Tool("widemem_bench.embedders.bench:tool", "embedder throughput and cache times (reports/embedders.md)"),
+    "parse_bench": Tool("widemem_bench.language.bench:tool", "spaCy parse throughput, cold and cached"),
+    "mutations": Tool("widemem_bench.mutations:tool", "does the regression gate fail on real scoring changes (reports/mutations.md)"),
+    "fit_v2": Tool("widemem_bench.answerability.fit:tool", "fit answerability v2 on world A's train split",
+                   schemas=(("targets", "widemem_bench.answerability.fit:TARGETS"),)),
+    "fit_v3": Tool("widemem_bench.answerability.fit_v3:tool", "fit answerability v3 on the development worlds"),
+    "resolver_fit": Tool("widemem_bench.engine.structure_fit:tool", "fit the structure resolver's frame table on development data"),
+    "transfer_report": Tool("widemem_bench.experiments.transfer:tool", "the transfer table for one embedder (reports/transfer.md)"),
+    "outside_report": Tool("widemem_bench.experiments.outside:tool", "the blind outside answer sets (reports/outside.md)"),
+    "outside_updates": Tool("widemem_bench.evaluation.outside:tool", "the outside update scenarios per resolver"),
+    "world_n_hardness": Tool("widemem_bench.experiments.world_n_hardness:tool", "Youden J of the default engine on world N, per split"),
+    "widemem_fixture": Tool("widemem_bench.external.widemem_fixture:tool", "widemem's own fixture: recall, negatives, calibration"),
+}
+
+
+class UsageError(ValueError):
+    """Bad command-line input: one line, exit 2, nothing run."""
+
+
+# --------------------------------------------------------------------------- overview, help
 
 def _experiments() -> list[str]:
     from widemem_bench.experiments import available_experiments
@@ -35,27 +79,20 @@ def _experiments() -> list[str]:
     return available_experiments()
 
 
-def _first_line(module: str) -> str:
-    mod = importlib.import_module(module)
-    doc = (mod.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
-
-
 def overview() -> str:
-    lines = [__doc__.strip().splitlines()[0], "", "usage:",
-             *[f"  {x.strip()}" for x in __doc__.strip().splitlines()[2:7]], "", "experiments:"]
-    for name in _experiments():
-        lines.append(f"  {name:18s} {_experiment_summary(name)}")
+    doc = (__doc__ or "").strip().splitlines()
+    lines = [doc[0], "", "usage:", *[f"  {x.strip()}" for x in doc[2:7]], "", "experiments:"]
+    lines += [f"  {name:18s} {_experiment_summary(name)}" for name in _experiments()]
     lines += ["", "tools:"]
-    lines += [f"  {name:18s} {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    lines += [f"  {name:18s} {tool.summary}" for name, tool in TOOLS.items()]
     lines += ["", "Config groups (key=option): embedder, dataset, decay, weights, thresholds, resolver,",
-              "engine; `weights=0.9,0.05,0.05` sets the three weights. A key the experiment does",
-              "not honour is refused with one line before anything runs."]
+              "engine; `weights=0.9,0.05,0.05` sets the three weights. A key the experiment or tool",
+              "does not read is refused with one line before anything runs (exit 2)."]
     return "\n".join(lines)
 
 
 def _experiment_summary(name: str) -> str:
-    path = Path(__file__).resolve().parents[1] / "configs" / "experiment" / f"{name}.yaml"
+    path = CONFIG_DIR / "experiment" / f"{name}.yaml"
     for line in path.read_text().splitlines()[1:]:
         if line.startswith("#"):
             return line.lstrip("# ").split(":")[0].strip()
@@ -70,9 +107,9 @@ def experiment_help(name: str) -> str:
 
     fn = get_experiment(name)
     doc = (sys.modules[fn.__module__].__doc__ or "").strip().split("\n\n")[0]
-    path = Path(__file__).resolve().parents[1] / "configs" / "experiment" / f"{name}.yaml"
+    path = CONFIG_DIR / "experiment" / f"{name}.yaml"
     node = OmegaConf.to_container(OmegaConf.load(path)).get("params") or {}  # type: ignore[union-attr]
-    lines = [f"usage: {PROG} {name} [key=value ...]     ({PROG} -m ... or {name} -m key=a,b sweeps)",
+    lines = [f"usage: {PROG} {name} [key=value ...]     ({PROG} -m {name} key=a,b ... sweeps)",
              "", doc, "", "honours: " + ", ".join(honours_of(name)),
              "(plus task_name, seed, progress, force, paths.*, hydra.*; any other key is refused)",
              "", "params (defaults from configs/experiment/" + f"{name}.yaml):"]
@@ -80,47 +117,224 @@ def experiment_help(name: str) -> str:
     return "\n".join(lines)
 
 
-def _run_experiment(argv: Sequence[str]) -> int:
-    from widemem_bench import run
+def _target(tool: Tool) -> Callable[..., Any]:
+    module, _, func = tool.target.partition(":")
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), func)
+    return fn
 
-    sys.argv = [f"{PROG}", *argv]
-    run.cli()
+
+def tool_help(name: str) -> str:
+    """The tool's docstring and its keys with their defaults (configs/tool/<name>.yaml)."""
+    tool = TOOLS[name]
+    module = sys.modules.get(tool.target.split(":")[0]) or importlib.import_module(tool.target.split(":")[0])
+    doc = (getattr(_target(tool), "__doc__", None) or module.__doc__ or tool.summary).strip()
+    lines = [f"usage: {PROG} {name} [key=value ...]", "", doc, "",
+             f"keys (defaults from configs/tool/{name}.yaml; ??? = required; lists as key=[a,b] or key=a,b):"]
+    for line in (TOOL_DIR / f"{name}.yaml").read_text().splitlines():
+        m = re.match(r"^([A-Za-z_]\w*):\s?(.*)$", line)
+        if m:
+            lines.append(f"  {m.group(1)}={m.group(2)}")
+        elif line.startswith(" ") and line.strip():
+            lines.append(f"  {line}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- tool configs
+
+def tool_defaults(name: str) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.to_container(OmegaConf.load(TOOL_DIR / f"{name}.yaml"))
+    assert isinstance(node, dict)
+    return {str(k): v for k, v in node.items()}
+
+
+_KINDS: dict[type, str] = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+                           list: "a list, e.g. [a,b]"}
+
+
+def _fits(value: Any, default: Any) -> bool:
+    if default is None or default == "???":
+        return not isinstance(value, dict)
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    if isinstance(default, int):
+        return isinstance(value, int)
+    if isinstance(default, str):
+        return isinstance(value, (str, int, float)) and value is not None
+    if isinstance(default, list):
+        return isinstance(value, list)
+    return True
+
+
+def tool_overrides(name: str, args: Sequence[str]) -> list[str]:
+    """The overrides to compose, each checked against the tool's keys and their types.
+
+    Parsed by Hydra's override parser; UsageError (one line naming the key and what is
+    accepted) for an unknown key, a wrong type, a sweep, or text that is not an override.
+    A tool runs once, so `key=a,b` is the list [a,b]. A key whose default is a mapping
+    (``{}``) is open: its sub-keys are the tool's to check.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ChoiceSweep, Override
+    from hydra.errors import HydraException
+
+    defaults = tool_defaults(name)
+    accepted = ", ".join(defaults)
+    parser = OverridesParser.create()
+    out: list[str] = []
+    for arg in args:
+        try:
+            ov = parser.parse_override(arg)
+        except HydraException:
+            raise UsageError(f"{arg!r} is not key=value (keys: {accepted})") from None
+        key = ov.key_or_group
+        top, _, sub = key.partition(".")
+        default = defaults.get(top, KeyError)
+        if default is KeyError or (sub and not isinstance(default, dict)):
+            close = difflib.get_close_matches(key, list(defaults), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"{key}: not a key of {name}; {hint}accepted: {accepted}")
+        if ov.is_delete():
+            raise UsageError(f"{key}: a tool's key cannot be deleted; set it instead (default {default!r})")
+        parsed = ov.value()
+        if isinstance(parsed, ChoiceSweep) and parsed.simple_form:
+            value: Any = list(parsed.list)  # a tool runs once: `key=a,b` is the list [a,b], never a sweep
+        elif ov.is_sweep_override():
+            raise UsageError(f"{key}: a tool runs once: one value or a list, not a sweep ({arg})")
+        else:
+            value = [parsed] if isinstance(default, list) and not isinstance(parsed, list) else parsed
+        text = Override._get_value_element_as_str(value)  # Hydra's own quoting
+        if isinstance(default, dict) and not sub:
+            raise UsageError(f"{key}: set its keys one by one, e.g. {key}.<key>=value")
+        if isinstance(default, dict):
+            _check_open(name, top, sub, value, text)
+            out.append(f"++{key}={text}")
+            continue
+        if not _fits(value, default):
+            kind = _KINDS.get(type(default), type(default).__name__)
+            raise UsageError(f"{key}: expected {kind}, got {text!r}")
+        out.append(f"{key}={text}")
+    return out
+
+
+def _check_open(name: str, top: str, sub: str, value: Any, text: str) -> None:
+    """A sub-key of an open key, against the code's defaults the tool names for it."""
+    target = dict(TOOLS[name].schemas).get(top)
+    if target is None:
+        return
+    module, _, attr = target.partition(":")
+    schema: dict[str, Any] = getattr(importlib.import_module(module), attr)
+    head = sub.split(".", 1)[0]
+    if head not in schema:
+        raise UsageError(f"{top}.{sub}: not a key of {name}'s {top}; accepted: {', '.join(schema)}")
+    if "." not in sub and not _fits(value, schema[head]):
+        kind = _KINDS.get(type(schema[head]), type(schema[head]).__name__)
+        raise UsageError(f"{top}.{sub}: expected {kind}, got {text!r}")
+
+
+def compose_tool(name: str, args: Sequence[str]) -> dict[str, Any]:
+    """The tool's config: configs/tool/<name>.yaml with `args` applied (Hydra's compose API)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    overrides = tool_overrides(name, args)
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(TOOL_DIR), version_base="1.3"):
+            cfg = compose(config_name=name, overrides=overrides)
+    finally:
+        GlobalHydra.instance().clear()
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise UsageError(f"{missing[0]}: required (e.g. {missing[0]}=...); see {PROG} {name} --help")
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(plain, dict)
+    defaults = tool_defaults(name)
+    # A string key keeps a string when the value reads as a number (`name=3`).
+    return {str(k): (str(v) if isinstance(defaults.get(str(k)), str) and v is not None else v)
+            for k, v in plain.items()}
+
+
+def run_tool(name: str, args: Sequence[str]) -> int:
+    tool = TOOLS[name]
+    if tool.raw:
+        return int(_target(tool)(list(args)) or 0)
+    if "--help" in args or "-h" in args:
+        print(tool_help(name))
+        return 0
+    flags = [a for a in args if a.startswith("-")]
+    if flags:
+        raise UsageError(f"{flags[0]}: tools take key=value only (see {PROG} {name} --help)")
+    return int(_target(tool)(compose_tool(name, args)) or 0)
+
+
+# --------------------------------------------------------------------------- experiments
+
+def run_experiment(argv: Sequence[str]) -> int:
+    """Hydra's run of `argv` (`experiment=<name>` and overrides), every key checked first."""
+    from widemem_bench import run
+    from widemem_bench.experiments import hydra_resolvers
+
+    if (msg := run.check_syntax(list(argv))) is not None:
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+    args = run.expand_adapter_choice(run.expand_weight_triples(list(argv)))
+    msg = run.check_group_choices(args) or run.check_keys(args) or hydra_resolvers.check_overrides(args)
+    if msg is None and any(a in MULTIRUN for a in args):
+        msg = run.check_sweep_values(args)
+    if msg is not None:
+        print(f"error: {msg}", file=sys.stderr)
+        return 2
+    sys.argv = [PROG, *args]  # @hydra.main reads the command line itself
+    run.main()
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(overview())
         return 0
-    head, rest = args[0], args[1:]
-    if head in SUBCOMMANDS:
-        tool: Callable[[list[str] | None], int] = importlib.import_module(SUBCOMMANDS[head][0]).main
-        try:
-            return int(tool(rest) or 0)
-        except ValueError as exc:  # bad arguments: one line, as everywhere else
-            print(f"error: {head}: {exc}", file=sys.stderr)
-            return 2
+    flags = [a for a in args if a in MULTIRUN]
+    rest = [a for a in args if a not in MULTIRUN]
+    head = rest[0] if rest else ""
+    if head in TOOLS and not flags:
+        return run_tool(head, rest[1:])
     if head == "run":
-        names = [a for a in rest if not a.startswith("-")][:1]
-        if not names or names[0] not in _experiments():
-            return _run_experiment(rest)
-        # `run [-m] calibrate ...`: the experiment, not the tool of the same name
-        head, rest = names[0], [a for a in rest if a != names[0]]
+        rest = rest[1:]
+        head = rest[0] if rest else "--help"
+        if head in ("-h", "--help"):
+            print(overview())
+            return 0
+        if head not in _experiments() and ("=" in head or head.startswith("-")):
+            return run_experiment([*flags, *rest])
     if head in _experiments():
         if "--help" in rest or "-h" in rest:
             print(experiment_help(head))
             return 0
-        flags = [a for a in rest if a in ("-m", "--multirun")]
-        return _run_experiment([*flags, f"experiment={head}", *[a for a in rest if a not in flags]])
-    if "=" in head or head.startswith("-"):
-        return _run_experiment(args)  # Hydra syntax without the `run` word
-    names_known = list(dict.fromkeys([*_experiments(), *SUBCOMMANDS, "run"]))  # calibrate, perf: both kinds
-    close = difflib.get_close_matches(head, names_known, n=1)
+        return run_experiment([*flags, f"experiment={head}", *rest[1:]])
+    if not rest or "=" in head or head.startswith("-"):
+        return run_experiment(args)  # Hydra syntax: experiment=<name> [overrides], --cfg job, ...
+    known = list(dict.fromkeys([*_experiments(), *TOOLS, "run"]))  # calibrate, perf: both kinds
+    close = difflib.get_close_matches(head, known, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
-    print(f"error: {head}: unknown command or experiment; {hint}known: {', '.join(sorted(names_known))}",
+    print(f"error: {head}: unknown command or experiment; {hint}known: {', '.join(sorted(known))}",
           file=sys.stderr)
     return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    os.environ[COMMAND_ENV] = shlex.join([PROG, *args])
+    try:
+        return _dispatch(args)
+    except ValueError as exc:  # bad arguments or input, said by a tool: one line, as everywhere else
+        head = next((a for a in args if a not in MULTIRUN), "")
+        print(f"error: {head}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

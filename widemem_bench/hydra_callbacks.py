@@ -1,5 +1,5 @@
 """Hydra callback: gather a finished sweep into one results.parquet (same code as
-`python -m widemem_bench.aggregate DIR`). Beside `run.py`, above `aggregate` (floors:
+`widemem-bench aggregate root=DIR`). Beside `run.py`, above `aggregate` (floors:
 docs/ARCHITECTURE.md), since the run layer (experiments/) never imports the tools."""
 
 from __future__ import annotations

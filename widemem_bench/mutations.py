@@ -6,9 +6,9 @@ runs in that copy against the committed baseline. A *mutation* changes what the 
 scores and must fail the gate; a *neutral* change (a rename, a reorder of independent
 statements, a comment, a helper refactor, an unused option) must pass it.
 
-    python -m widemem_bench.mutations                       # all; writes reports/mutations.md
-    python -m widemem_bench.mutations --only weights_default,v2_moderate_cutoff   # prints its table
-    python -m widemem_bench.mutations --check               # every entry still applies (fast)
+    widemem-bench mutations                       # all; writes reports/mutations.md
+    widemem-bench mutations only=[weights_default,v2_moderate_cutoff]   # prints its table
+    widemem-bench mutations check=true            # every entry still applies (fast)
 
 An entry that no longer applies (its text was edited away) is one line naming it and
 what to update; nothing is written then.
@@ -16,7 +16,6 @@ what to update; nothing is written then.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import re
@@ -27,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from widemem_bench.provenance import REPO_ROOT
 
@@ -264,8 +264,8 @@ def table(outcomes: Sequence[Outcome]) -> str:
         "# Mutation catalogue of the regression gate",
         "",
         "Each row: one named edit applied to a temporary copy of the checkout, then "
-        "`python -m widemem_bench.regression` run there against the committed baseline "
-        "(`python -m widemem_bench.mutations`, part of `make test-full`). A mutation must fail "
+        "`widemem-bench regression` run there against the committed baseline "
+        "(`widemem-bench mutations`, part of `make test-full`). A mutation must fail "
         "the gate; a neutral change must pass it.",
         "",
         f"- mutations caught: **{caught} / {len(muts)}** ({100 * caught / max(len(muts), 1):.1f} %); "
@@ -287,21 +287,12 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    ap.add_argument("--only", default="", help="comma-separated mutation names (default: all)")
-    ap.add_argument("--check", action="store_true", help="only check that every entry applies")
-    ap.add_argument("--out", default=None, help="the table (markdown); '-' prints it (the default with "
-                    "--only, so a partial run never replaces reports/mutations.md)")
-    args = ap.parse_args(argv)
-    try:
-        chosen = by_name([n for n in args.only.split(",") if n])
-        for m in chosen:
-            check_applies(m)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if args.check:
+def tool(cfg: dict[str, Any]) -> int:
+    """Run the catalogue (or `only`) and write its table; `check=true` only checks that each entry applies."""
+    chosen = by_name([str(n) for n in cfg["only"]])  # ValueError: one line from the front door
+    for m in chosen:
+        check_applies(m)
+    if cfg["check"]:
         print(f"ok: all {len(chosen)} catalogue entries apply")
         return 0
     outcomes = []
@@ -312,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               + (f" {', '.join(o.metrics[:3]) or (o.failures[0] if o.failures else '')}" if o.caught else ""),
               file=sys.stderr, flush=True)
     text = table(outcomes)
-    out = args.out if args.out is not None else ("-" if args.only else str(REPORT))
+    out = str(cfg["out"]) if cfg.get("out") is not None else ("-" if cfg["only"] else str(REPORT))
     if out != "-":
         Path(out).write_text(text, encoding="utf-8")
         print(f"wrote {out}")
@@ -320,6 +311,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -3,8 +3,8 @@ the lock the environment was installed from.
 
 One home for what records, reports, the perf benchmark, the embedder benchmark and the
 external data loaders all stamp on their outputs. Standard library only, so that any
-layer (embedders included) can import it, and so that the Makefile can run it as a script
-before `.venv` exists (`python -P widemem_bench/provenance.py check-lock`).
+layer (embedders included) can import it, and so that the Makefile can load it from its file
+before `.venv` exists (`make venv` calls `check_lock()`, `make lock` `lock_inputs_sha256()`).
 """
 
 from __future__ import annotations
@@ -114,19 +114,25 @@ def lock_problem(lock: Path = LOCK_FILE, pyproject: Path = REPO_ROOT / "pyprojec
     return None
 
 
-def _main(argv: list[str]) -> int:
-    if argv == ["lock-inputs"]:
-        print(lock_inputs_sha256())
-        return 0
-    if argv == ["check-lock"]:
-        problem = lock_problem()
-        if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 1
-        return 0
-    print("usage: python -P widemem_bench/provenance.py lock-inputs | check-lock", file=sys.stderr)
-    return 2
+def check_lock() -> int:
+    """`make venv`'s first step: 0 when the lock is current, else 1 and one line on stderr."""
+    problem = lock_problem()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+    return 0
 
 
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+def tool_command(name: str, cfg: dict[str, Any], prefix: str = "", every: bool = False) -> str:
+    """The front-door command that gives tool `name` the config `cfg`: the keys whose value
+    differs from configs/tool/<name>.yaml (`every`: all its keys, for a report whose figures
+    they all set), in that file's order (what a report prints)."""
+    import yaml  # not at import time: check_lock runs before the venv exists
+
+    base = yaml.safe_load((REPO_ROOT / "configs" / "tool" / f"{name}.yaml").read_text()) or {}
+
+    def text(v: Any) -> str:
+        return "[" + ",".join(map(str, v)) + "]" if isinstance(v, list) else str(v)
+
+    keys = [f"{k}={text(cfg[k])}" for k in base if k in cfg and (every or cfg[k] != base[k]) and cfg[k] not in ({}, None)]
+    return " ".join([*filter(None, [prefix]), "widemem-bench", name, *keys])

@@ -1,11 +1,13 @@
-"""The only Hydra entry point: python -m widemem_bench.run experiment=<name> [overrides].
+"""The Hydra application behind the front door (`widemem-bench <experiment> ...`, widemem_bench.cli).
 
-Thin on purpose: it checks group choices, resolves the config into a plain dict and
-hands it to `experiments.runner.execute`. Examples:
+Thin on purpose: the checks below run on the overrides before Hydra makes a folder; `main`
+resolves the config into a plain dict and hands it to `experiments.runner.execute`.
+It is no command of its own: `python -m widemem_bench.cli experiment=<name> ...` is Hydra's
+spelling of the same front door.
 
-    python -m widemem_bench.run experiment=compare_embedders
-    python -m widemem_bench.run -m experiment=compare_embedders embedder=minilm-l6,bge-small
-    python -m widemem_bench.run experiment=sweep_weights params.step=0.1
+    widemem-bench compare_embedders
+    widemem-bench compare_embedders -m embedder=minilm-l6,bge-small
+    widemem-bench sweep_weights params.step=0.1
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import hydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
-from widemem_bench.experiments import hydra_resolvers  # noqa: E402  (registers resolvers)
+from widemem_bench.experiments import hydra_resolvers  # noqa: E402, F401  (registers resolvers)
 
 # Our launcher files (configs/hydra/launcher/) deliberately shadow the plugins' schemas of
 # the same name so that `hydra/launcher=ray` composes even without the plugin installed.
@@ -43,23 +45,63 @@ FILE_GROUPS = ("embedder", "dataset", "decay", "weights", "thresholds", "resolve
                "engine", "experiment", "paths", "adapter")
 
 
+def parse_overrides(argv: list[str]) -> list[Any]:
+    """Hydra's reading (`Override`) of every `key=value` in `argv`; flags (`-m`, `--cfg`) and
+    their values are left out. ValueError (one line) for text Hydra cannot read."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser, out = OverridesParser.create(), []
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        try:
+            out.append(parser.parse_override(arg))
+        except HydraException as exc:
+            reason = (str(exc).strip().splitlines() or ["?"])[0]
+            raise ValueError(f"{arg!r} is not a Hydra override ({reason})") from None
+    return out
+
+
+def value_texts(ov: Any) -> list[str] | None:
+    """Each value an override sets, as text: the options of an `a,b` sweep one by one, a
+    list or mapping whole; None for a sweep function (range(...), glob(...)), left to Hydra."""
+    from hydra.core.override_parser.types import ChoiceSweep, Override, QuotedString
+
+    def text(v: Any) -> str:
+        if isinstance(v, QuotedString):
+            return v.text
+        return v if isinstance(v, str) else Override._get_value_element_as_str(v)
+
+    value = ov.value()
+    if isinstance(value, ChoiceSweep) and value.simple_form:
+        return [text(v) for v in value.list]
+    return None if ov.is_sweep_override() else [text(value)]
+
+
+def check_syntax(argv: list[str]) -> str | None:
+    """One line for the first argument Hydra cannot read as an override."""
+    try:
+        parse_overrides(argv)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def check_group_choices(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     """One-line message for the first `group=option` whose option file does not exist.
 
     Hydra would report it as a multi-line composition error; checked here, before Hydra.
     Sweep syntax (a,b lists) is split; sweep functions like range(...) are left to Hydra.
     """
-    for arg in argv:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        key, value = arg.split("=", 1)
-        key = key.lstrip("+~")
-        if key not in FILE_GROUPS or "(" in value or value in ("null", ""):
+    for ov in parse_overrides(argv):
+        key, options = ov.key_or_group, value_texts(ov)
+        if key not in FILE_GROUPS or options is None:
             continue
         folder = config_dir / key
         known = sorted(p.stem for p in folder.glob("*.yaml"))
-        for option in value.split(","):
-            if option and not (folder / f"{option}.yaml").exists():
+        for option in options:
+            if option not in ("", "null") and not (folder / f"{option}.yaml").exists():
                 return f"{key}: unknown option {option!r} (known: {', '.join(known)})"
     return None
 
@@ -70,20 +112,18 @@ def expand_weight_triples(argv: list[str]) -> list[str]:
     Three numbers cannot name option files of the `weights` group, so the shorthand is
     unambiguous; Hydra alone would read it as a sweep over three unknown options.
     """
+    from hydra.core.override_parser.types import ChoiceSweep
+
     out: list[str] = []
     for arg in argv:
-        key, _, value = arg.partition("=")
-        if key == "weights" and value:
-            parts = value.strip("[]").split(",")
-            try:
-                nums = [float(x) for x in parts]
-            except ValueError:
-                nums = []
-            if len(nums) == 3:
-                out += [f"weights.{k}={x}" for k, x in
-                        zip(("similarity", "importance", "recency"), parts, strict=True)]
-                continue
-        out.append(arg)
+        ov = next(iter(parse_overrides([arg])), None)
+        value = ov.value() if ov is not None and ov.key_or_group == "weights" and not ov.is_add() else None
+        nums = list(value.list) if isinstance(value, ChoiceSweep) and value.simple_form else value
+        if isinstance(nums, list) and len(nums) == 3 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in nums):
+            out += [f"weights.{k}={x}" for k, x in zip(("similarity", "importance", "recency"), nums, strict=True)]
+        else:
+            out.append(arg)
     return out
 
 
@@ -92,31 +132,27 @@ def expand_adapter_choice(argv: list[str], config_dir: Path = CONFIG_DIR) -> lis
     becomes plain keys (`adapter=mine` -> `+adapter.name=mine`; `adapter.factory=pkg.mod:C`
     and `adapter.options.*` -> `+adapter.*`), which `peers.adapters.build_adapter` resolves
     through the `widemem_bench.adapters` entry points or the factory."""
-    chosen = [a.split("=", 1)[1] for a in argv if a.startswith("adapter=")]
-    outside = any(a.startswith("adapter.factory=") for a in argv) or (
-        bool(chosen) and not (config_dir / "adapter" / f"{chosen[0]}.yaml").exists()
-        and "," not in chosen[0])
+    pairs = [(arg, next(iter(parse_overrides([arg])), None)) for arg in argv]
+    chosen = [value_texts(ov) for _, ov in pairs if ov is not None and ov.key_or_group == "adapter"]
+    outside = any(ov is not None and ov.key_or_group == "adapter.factory" for _, ov in pairs) or (
+        bool(chosen) and chosen[0] is not None and len(chosen[0]) == 1
+        and not (config_dir / "adapter" / f"{chosen[0][0]}.yaml").exists())
     if not outside:
         return argv
     out = []
-    for arg in argv:
-        if arg.startswith("adapter="):
-            out.append(f"+adapter.name={arg.split('=', 1)[1]}")
-        elif arg.startswith("adapter."):
+    for arg, ov in pairs:
+        if ov is not None and ov.key_or_group == "adapter":
+            out.append(f"+adapter.name={ov.get_value_string()}")
+        elif ov is not None and ov.key_or_group.startswith("adapter.") and not ov.is_add():
             out.append(f"+{arg}")
         else:
             out.append(arg)
     return out
 
 
-def _overrides(argv: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for arg in argv:
-        if arg.startswith("-") or "=" not in arg:
-            continue
-        key, value = arg.split("=", 1)
-        out.append((key.lstrip("+~"), value))
-    return out
+def _overrides(argv: list[str]) -> list[tuple[str, list[str] | None]]:
+    """(key, value_texts) of every override, `+`/`~` prefixes off (Hydra's key)."""
+    return [(ov.key_or_group, value_texts(ov)) for ov in parse_overrides(argv)]
 
 
 def _compose_plain(overrides: list[str], config_dir: Path) -> dict[str, Any]:
@@ -142,24 +178,23 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
 
     pairs = _overrides(argv)
     names = [v for k, v in pairs if k == "experiment"]
-    if not names or "(" in names[0]:
+    if not names or names[0] is None:
         return None
-    groups = [f"{k}={v.split(',')[0]}" for k, v in pairs
-              if k in FILE_GROUPS and k != "experiment" and "(" not in v]
+    groups = [f"{k}={v[0]}" for k, v in pairs if k in FILE_GROUPS and k != "experiment" and v]
     groups += [a for a in argv if a.startswith("+adapter.")]  # an outside adapter's keys
-    for name in names[0].split(","):
+    for name in names[0]:
         try:
             honours = honours_of(name)
             cfg = _compose_plain([f"experiment={name}", *groups], config_dir)
         except Exception:  # unknown experiment or group option: reported by the other checks
             return None
-        for key, value in pairs:
+        for key, texts in pairs:
             if key == "experiment" or key.startswith("hydra"):
                 continue
             group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
             msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
             default = None if key in FILE_GROUPS else default_of(key, cfg)
-            for part in value.split(",") if "(" not in value else []:
+            for part in texts or []:
                 msg = msg or check_value(key, part) or check_type(key, part, default)
             if msg is not None:
                 return msg
@@ -212,21 +247,8 @@ def main(cfg: DictConfig) -> Any:
     return None
 
 
-def cli() -> None:
-    argv = expand_adapter_choice(expand_weight_triples(sys.argv[1:]))
-    sys.argv[1:] = argv
-    msg = check_group_choices(argv) or check_keys(argv) or hydra_resolvers.check_overrides(argv)
-    if msg is None and ("-m" in argv or "--multirun" in argv):
-        msg = check_sweep_values(argv)
-    if msg is not None:
-        print(f"error: {msg}", file=sys.stderr)
-        raise SystemExit(2)
-    main()
-
-
 if __name__ == "__main__":
-    # Re-import under the package name so launchers (joblib, ray) pickle `main` by
-    # reference and their workers import this module: resolvers and filters included.
-    from widemem_bench.run import cli as _cli
-
-    _cli()
+    # Not a command: the front door (widemem_bench.cli) runs this application.
+    print("error: widemem_bench.run is the Hydra application behind the front door; run "
+          "`widemem-bench <experiment> key=value ...` (or python -m widemem_bench.cli)", file=sys.stderr)
+    raise SystemExit(2)

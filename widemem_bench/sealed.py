@@ -35,6 +35,8 @@ from widemem_bench.provenance import REPO_ROOT
 MEASURE = "measure"
 PURPOSE_ENV = "WIDEMEM_BENCH_PURPOSE"
 LEDGER_ENV = "WIDEMEM_BENCH_LEDGER"
+# The command line the front door (widemem_bench.cli) was given, for an ad hoc purpose.
+COMMAND_ENV = "WIDEMEM_BENCH_COMMAND"
 LEDGER_PATH = REPO_ROOT / "reports" / "seal_ledger.jsonl"
 
 SETS: dict[str, str] = {
@@ -76,11 +78,14 @@ def measuring_splits() -> tuple[str, ...]:
 
 
 def current_purpose(purpose: str | None = None) -> str:
-    """The purpose given, else ``WIDEMEM_BENCH_PURPOSE``, else "ad hoc: <command line>"."""
+    """The purpose given, else ``WIDEMEM_BENCH_PURPOSE``, else "ad hoc: <front-door command line>"."""
     if purpose:
         return purpose
     env = os.environ.get(PURPOSE_ENV, "").strip()
-    return env or "ad hoc: " + " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:200]
+    # The front door (widemem_bench.cli) puts its command line in COMMAND_ENV; a read from
+    # Python without it (a test, a notebook) names the process instead.
+    command = os.environ.get(COMMAND_ENV, "").strip() or f"python (pid {os.getpid()}, no front-door command)"
+    return env or "ad hoc: " + command[:200]
 
 
 def _caller() -> str:

@@ -1,4 +1,4 @@
-"""Fit answerability v2 on world A's train split: ``python -m widemem_bench.answerability.fit``.
+"""Fit answerability v2 on world A's train split: ``widemem-bench fit_v2``.
 
 1. Search every confidence question of world A as widemem's engine does (`sets`).
 2. Attribute prototypes from train embeddings only: masked train facts and masked
@@ -14,16 +14,15 @@
 
 Usage::
 
-    python -m widemem_bench.answerability.fit embedder=minilm-l6
-    python -m widemem_bench.answerability.fit embedder=minilm-l6 prototypes=false install=false
-    python -m widemem_bench.answerability.fit embedder=hash-test out=/tmp/v2   # /tmp/v2/hash-test.json
+    widemem-bench fit_v2 embedder=minilm-l6
+    widemem-bench fit_v2 embedder=minilm-l6 prototypes=false install=false
+    widemem-bench fit_v2 embedder=hash-test out=/tmp/v2   # /tmp/v2/hash-test.json
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,38 +150,27 @@ def fit_v2(name: str, opts: FitOptions, tl: Any = None, meta: dict[str, Any] | N
     return scorer, f
 
 
-def parse_args(argv: Sequence[str]) -> FitOptions:
-    opts = FitOptions()
-    for arg in argv:
-        if "=" not in arg:
-            raise ValueError(f"argument {arg!r} is not key=value")
-        key, value = arg.split("=", 1)
-        if key == "embedder":
-            opts.embedders = tuple(v for v in value.split(",") if v)
-        elif key == "dataset":
-            opts.dataset = value
-        elif key in ("prototypes", "install"):
-            setattr(opts, key, value.lower() in ("1", "true", "yes"))
-        elif key in ("tau", "c", "delta"):
-            setattr(opts, key, float(value))
-        elif key in ("targets.high", "targets.moderate"):
-            opts.targets[key.split(".", 1)[1]] = float(value)
-        elif key == "seed":
-            opts.seed = int(value)
-        elif key == "out":
-            opts.out = Path(value)
-        else:
-            raise ValueError(f"unknown key {key!r} (embedder, dataset, prototypes, tau, c, delta, "
-                             "targets.high, targets.moderate, seed, install, out)")
-    return opts
+def options(cfg: Mapping[str, Any]) -> FitOptions:
+    """FitOptions from the front door's composed config (configs/tool/fit_v2.yaml)."""
+    targets = dict(cfg.get("targets") or {})
+    bad = sorted(set(targets) - {"high", "moderate"})
+    if bad:
+        raise ValueError(f"targets.{bad[0]}: not a target (accepted: targets.high, targets.moderate)")
+    out = cfg.get("out")
+    return FitOptions(embedders=tuple(str(e) for e in cfg.get("embedder") or ()), dataset=str(cfg["dataset"]),
+                      prototypes=bool(cfg["prototypes"]), tau=float(cfg["tau"]), c=float(cfg["c"]),
+                      delta=float(cfg["delta"]), seed=int(cfg["seed"]), install=bool(cfg["install"]),
+                      out=Path(str(out)) if out is not None else None,
+                      targets={k: float(v) for k, v in targets.items()})
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def tool(cfg: Mapping[str, Any]) -> int:
+    """Fit answerability v2 per embedder and (install=true) write its committed file."""
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    opts = options(cfg)
     from widemem_bench.timelines import check_fittable
 
     check_fittable(str(load_world_config(opts.dataset).get("world", "a")), "answerability v2")
@@ -198,10 +186,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {save_scorer_v2(scorer, scorer_path(name, opts.out))}")
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None

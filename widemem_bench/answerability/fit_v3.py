@@ -1,4 +1,4 @@
-"""Fit answerability v3 on development data: ``python -m widemem_bench.answerability.fit_v3``.
+"""Fit answerability v3 on development data: ``widemem-bench fit_v3``.
 
 Development data only: the train and validation users of world A (``timelines``), of
 world C (``world_c``) and of world N (``world_n``, when its dataset config exists). No
@@ -18,16 +18,15 @@ holdout split is embedded, parsed or searched here; world B is refused (`check_f
 
 Usage::
 
-    python -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
-    python -m widemem_bench.answerability.fit_v3 embedder=minilm-l6 install=false
-    python -m widemem_bench.answerability.fit_v3 embedder=hash-test out=/tmp/v3 worlds=timelines_small
+    widemem-bench fit_v3 embedder=minilm-l6
+    widemem-bench fit_v3 embedder=minilm-l6 install=false
+    widemem-bench fit_v3 embedder=hash-test out=/tmp/v3 worlds=timelines_small
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,42 +179,28 @@ def _v2_prob(name: str, queries: list[str], contents: Any, cosines: Any, emb: An
     return np.asarray(v2.model.predict_proba(rows(queries, contents, cosines, emb, v2.prototypes)), dtype=float)
 
 
-def parse_args(argv: Sequence[str]) -> FitOptions:
-    opts = FitOptions()
-    for arg in argv:
-        if "=" not in arg:
-            raise ValueError(f"argument {arg!r} is not key=value")
-        key, value = arg.split("=", 1)
-        if key == "embedder":
-            opts.embedders = tuple(v for v in value.split(",") if v)
-        elif key == "worlds":
-            opts.worlds = tuple(v for v in value.split(",") if v)
-            bad = [w for w in opts.worlds if w not in (*DEV_WORLDS, "timelines_small")]
-            if bad:
-                raise ValueError(f"worlds: {bad} are not development worlds ({', '.join(DEV_WORLDS)}, timelines_small)")
-        elif key == "model":
-            if value not in MODELS:
-                raise ValueError(f"model: {value!r} is not one of {', '.join(MODELS)}")
-            opts.model = value
-        elif key == "install":
-            opts.install = value.lower() in ("1", "true", "yes")
-        elif key in ("c", "delta", "share"):
-            setattr(opts, key, float(value))
-        elif key == "seed":
-            opts.seed = int(value)
-        elif key == "out":
-            opts.out = Path(value)
-        else:
-            raise ValueError(f"unknown key {key!r} (embedder, worlds, model, c, delta, share, seed, install, out)")
-    return opts
+def options(cfg: Mapping[str, Any]) -> FitOptions:
+    """FitOptions from the front door's composed config (configs/tool/fit_v3.yaml)."""
+    worlds = tuple(str(w) for w in cfg.get("worlds") or ())
+    bad = [w for w in worlds if w not in (*DEV_WORLDS, "timelines_small")]
+    if bad or not worlds:
+        raise ValueError(f"worlds: {bad or 'none'} are not development worlds ({', '.join(DEV_WORLDS)}, timelines_small)")
+    if cfg["model"] not in MODELS:
+        raise ValueError(f"model: {cfg['model']!r} is not one of {', '.join(MODELS)}")
+    out = cfg.get("out")
+    return FitOptions(embedders=tuple(str(e) for e in cfg.get("embedder") or ()), worlds=worlds,
+                      model=str(cfg["model"]), c=float(cfg["c"]), delta=float(cfg["delta"]), seed=int(cfg["seed"]),
+                      share=float(cfg["share"]), install=bool(cfg["install"]),
+                      out=Path(str(out)) if out is not None else None)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def tool(cfg: Mapping[str, Any]) -> int:
+    """Fit answerability v3 per embedder and (install=true) write its committed file."""
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    opts = options(cfg)
     for name in opts.embedders:
         scorer, _ = fit_v3(name, opts)
         print(f"[{name}] cut-offs {tuple(round(c, 4) for c in scorer.cutoffs)}  "
@@ -226,10 +211,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {save_scorer_v3(scorer, scorer_path_v3(name, opts.out))}")
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None

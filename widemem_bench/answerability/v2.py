@@ -100,7 +100,7 @@ def load_scorer_v2(embedder: str, directory: str | Path | None = None) -> Scorer
         if not p.is_file():
             out = "" if directory is None else f" out={directory}"
             raise ValueError(f"embedder: no answerability v2 file {p}; fit it with "
-                             f"python -m widemem_bench.answerability.fit embedder={embedder}{out}")
+                             f"widemem-bench fit_v2 embedder={embedder}{out}")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

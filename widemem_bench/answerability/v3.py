@@ -115,7 +115,7 @@ def load_scorer_v3(embedder: str, directory: str | Path | None = None) -> Scorer
         if not p.is_file():
             out = "" if directory is None else f" out={directory}"
             raise ValueError(f"embedder: no answerability v3 file {p}; fit it with "
-                             f"python -m widemem_bench.answerability.fit_v3 embedder={embedder}{out}")
+                             f"widemem-bench fit_v3 embedder={embedder}{out}")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

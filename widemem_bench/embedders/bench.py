@@ -1,6 +1,6 @@
 """Encode throughput and cache cold/warm times of the default embedders -> reports/embedders.md.
 
-    OMP_NUM_THREADS=1 python -m widemem_bench.embedders.bench [--n 10000] [--seed 0]
+    OMP_NUM_THREADS=1 widemem-bench bench_embedders [n=10000] [seed=0] [models=[minilm-l6,tfidf]]
 
 All models run in one process over the same seeded sentences, taking turns on chunks of
 16 batches, so the ratios against ``minilm-l6`` stay comparable even when the absolute
@@ -11,7 +11,6 @@ write), "warm" is a new embedder instance over the same cache (shard load + look
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import sys
@@ -285,25 +284,22 @@ def render(rows: list[Row], meta: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def tool(cfg: dict[str, Any]) -> int:
+    """Encode `n` sentences with each model, cold then from the cache; write the table to `out`."""
     from widemem_bench.embedders import DEFAULT_SET
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--models", nargs="+", default=list(DEFAULT_SET))
-    p.add_argument("--out", type=Path, default=REPO / "reports" / "embedders.md")
-    args = p.parse_args(argv)
+    n, seed, batch_size = int(cfg["n"]), int(cfg["seed"]), int(cfg["batch_size"])
+    models = [str(m) for m in cfg["models"]] or list(DEFAULT_SET)
+    out = Path(str(cfg["out"]))
     # One thread per process: on the loaded 2-core machine more threads made encodes slower.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-    texts = make_sentences(args.n, args.seed)
+    texts = make_sentences(n, seed)
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="widemem-bench-embedders-") as tmp:
-        rows = run_models(args.models, texts, Path(tmp), args.batch_size)
+        rows = run_models(models, texts, Path(tmp), batch_size)
     for row in rows:
         print(
             f"{row.name}: load {row.load_s:.2f}s cold {row.cold_s:.2f}s "
@@ -311,10 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     meta = {
-        "command": (
-            "OMP_NUM_THREADS=1 python -m widemem_bench.embedders.bench "
-            + " ".join(argv if argv is not None else sys.argv[1:])
-        ).strip(),
+        "command": provenance.tool_command("bench_embedders", cfg, prefix="OMP_NUM_THREADS=1"),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
         "commit": _git_sha(),
         "nproc": str(os.cpu_count()),
@@ -323,15 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "omp": os.environ.get("OMP_NUM_THREADS", ""),
         "versions": _versions(),
-        "n": str(args.n),
-        "seed": str(args.seed),
-        "batch_size": str(args.batch_size),
+        "n": str(n),
+        "seed": str(seed),
+        "batch_size": str(batch_size),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(rows, meta), encoding="utf-8")
-    print(f"wrote {args.out}", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(rows, meta), encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 # Per embedder registry name: the threshold fitted on the timelines' train users
-# (`python -m widemem_bench.run experiment=frustration`, table `rephrase_threshold`).
+# (`widemem-bench frustration`, table `rephrase_threshold`).
 REPHRASE_THRESHOLDS: Mapping[str, float] = {
     "minilm-l6": 0.537,
 }

@@ -1,7 +1,7 @@
 """Fit the ``structure`` resolver's frame table on development data only.
 
-    python -m widemem_bench.engine.structure_fit            # make resolver-fit
-    python -m widemem_bench.engine.structure_fit --check    # refit in memory, compare
+    widemem-bench resolver_fit                 # make resolver-fit
+    widemem-bench resolver_fit check=true      # refit in memory, compare
 
 Development sets (issue 26): world A train + validation, world C (every split) and
 world N train. Never world A's or world N's holdout, never world B.
@@ -23,7 +23,6 @@ the parser reads as a noun) is a user alias.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -185,12 +184,10 @@ def fit(sets: Sequence[tuple[str, Sequence[str]]] = DEV_SETS) -> FrameTable:
     return FrameTable.from_json(table.to_json())
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="refit and compare with the committed table")
-    args = ap.parse_args(argv)
+def tool(cfg: dict[str, Any]) -> int:
+    """Refit the frame table; write it, or (`check`) compare it with the committed one."""
     table = fit()
-    if args.check:
+    if cfg["check"]:
         ok = TABLE_PATH.is_file() and TABLE_PATH.read_text("utf-8") == table.to_json() + "\n"
         print("structure frame table: " + ("up to date" if ok else "differs from a refit"))
         return 0 if ok else 1
@@ -200,6 +197,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(table.single)} single-valued frames; sets {', '.join(table.sets)})")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,16 +9,14 @@ order (``add_fact`` at 2025-01-01 + day). Read at the end:
 - a **true fact lost** is a fact that is not in ``old``, not the new one, and no longer
   stored (in a keep scenario: any earlier fact); it must be 0.
 
-    python -m widemem_bench.evaluation.outside datasets/outside/updates_set1.jsonl \\
-        --resolvers rule structure [--embedder minilm-l6] [--out outputs/outside.md]
+    widemem-bench outside_updates files=[datasets/outside/updates_set1.jsonl] \\
+        resolvers=[rule,structure] [embedder=minilm-l6] [out=outputs/outside.md]
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,33 +119,26 @@ def render(rows: Sequence[dict[str, Any]], command: str) -> str:
     return "\n".join(["## Outside update scenarios", "", *lines, "", f"Command: `{command}`."])
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="+")
-    ap.add_argument("--resolvers", nargs="+", default=["rule", "structure"])
-    ap.add_argument("--embedder", default="minilm-l6")
-    ap.add_argument("--candidate-k", type=int, default=5)
-    ap.add_argument("--out", default=None, help="markdown file to write (default: print only)")
-    args = ap.parse_args(argv)
-    try:
-        for f in args.files:
-            load(f)  # every file checked before anything runs
-        from widemem_bench.embedders import load_embedder
+def tool(cfg: dict[str, Any]) -> int:
+    """Replay every scenario of `files` under each resolver; print the summary, write `out`."""
+    from widemem_bench.provenance import tool_command
 
-        rows = evaluate(args.files, args.resolvers, load_embedder(args.embedder), args.candidate_k)
-    except ValueError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    cmd = "python -m widemem_bench.evaluation.outside " + " ".join(sys.argv[1:] if argv is None else argv)
+    files = [str(f) for f in cfg["files"]]
+    if not files:
+        raise ValueError("files: required, e.g. files=[datasets/outside/updates_set1.jsonl]")
+    for f in files:
+        load(f)  # every file checked before anything runs
+    from widemem_bench.embedders import load_embedder
+
+    rows = evaluate(files, [str(r) for r in cfg["resolvers"]], load_embedder(str(cfg["embedder"])),
+                    int(cfg["candidate_k"]))
+    cmd = tool_command("outside_updates", cfg)
     text = render(rows, cmd)
     print(text)
-    if args.out:
-        out = Path(args.out)
+    if cfg.get("out"):
+        out = Path(str(cfg["out"]))
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n", "utf-8")
         (out.with_suffix(".jsonl")).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

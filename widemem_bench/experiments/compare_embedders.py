@@ -1,6 +1,6 @@
 """`compare_embedders`: one embedder per run (the embedder list is a Hydra multirun).
 
-    python -m widemem_bench.run -m experiment=compare_embedders \\
+    widemem-bench -m compare_embedders \\
         embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf
 
 For the configured embedder, scores every timeline question once under the configured

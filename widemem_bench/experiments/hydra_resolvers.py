@@ -44,16 +44,23 @@ def check_overrides(argv: Sequence[str], excluded: set[str] | None = None) -> st
     its run or sweep folder (checked before Hydra creates any folder). Overrides that
     never name a folder (``hydra.*``, and the config's ``exclude_keys`` such as
     ``paths.output_dir=../../out``) are left alone."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
     skip = folder_name_excluded_keys() if excluded is None else excluded
+    parser = OverridesParser.create()
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
             continue
-        key = arg.split("=", 1)[0].lstrip("+~")
+        try:
+            ov = parser.parse_override(arg)
+        except HydraException:
+            continue  # not an override: the front door's syntax check says so
+        key = ov.key_or_group
         if key in skip or key.startswith(("hydra.", "hydra/")):
             continue
-        if (bad := traversal(arg)) is not None:
-            key, value = bad.split("=", 1) if "=" in bad else (arg.split("=", 1)[0], bad)
-            return (f"{key.lstrip('+~')}: value {value!r} has a '..' path component; run "
+        if (bad := traversal(ov.get_value_string())) is not None:
+            return (f"{key}: value {bad!r} has a '..' path component; run "
                     "folders are named after overrides and must stay inside the sweep folder")
     return None
 

@@ -87,6 +87,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "ltt_delta": 0.1,
     "ltt_method": "binomial",
     "lr_c": 1.0,
+    # What experiments/locomo/{sensitivity,make_report}.py did, now parameters of the run:
+    "sensitivity": None,       # embedders whose ownership AUROC grid goes in (a list; [] = the first)
+    "sensitivity_temperatures": [0.02, 0.05, 0.1, 0.2, 0.5],
+    "sensitivity_bm25_weights": [0.0, 0.01, 0.03, 0.05, 0.1],
+    "compare_forms": False,    # also the first embedder on the other memory form (turn vs rule facts)
 }
 
 
@@ -116,6 +121,16 @@ def resolve_params(cfg: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"params.bm25_weight: must be >= 0, got {p['bm25_weight']}")
     if int(p["n_boot"]) < 1:
         raise ValueError(f"params.n_boot: must be >= 1, got {p['n_boot']}")
+    for key in ("sensitivity_temperatures", "sensitivity_bm25_weights"):
+        p[key] = [float(x) for x in p[key]]
+        if not p[key] or min(p[key]) < 0 or (key == "sensitivity_temperatures" and min(p[key]) <= 0):
+            raise ValueError(f"params.{key}: need a list of positive values, got {p[key]}")
+    if raw.get("sensitivity") is not None:  # [] is "the first embedder", not "off"
+        if not isinstance(raw["sensitivity"], (list, tuple)):
+            raise ValueError(f"params.sensitivity: a list of embedder names ([] = the first), got {raw['sensitivity']!r}")
+        p["sensitivity"] = [str(x) for x in raw["sensitivity"]]
+    if not isinstance(p["compare_forms"], bool):
+        raise ValueError(f"params.compare_forms: true or false, got {p['compare_forms']!r}")
     return p
 
 
@@ -273,6 +288,7 @@ def run_locomo(
         for k in ("per_query", "auroc", "retrieval", "bands", "thresholds", "transfer", "lr_coef",
                   "auroc_by_category")
     }
+    tables.update(_extra_tables(data, list(embedders), p, tables["auroc"], seed, cfg))
     metrics = _metric_rows(tables)
     result = {
         "tables": tables, "metrics": metrics, "params": p,
@@ -282,6 +298,31 @@ def run_locomo(
         "chosen_tau": {str(getattr(e, "name", i)): part["chosen_tau"] for i, (e, part) in enumerate(zip(embedders, parts, strict=True))},
     }
     return result
+
+
+def _extra_tables(data: LoCoMo, embedders: list[Any], p: dict[str, Any], auroc: pd.DataFrame, seed: int,
+                  cfg: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """`sensitivity`: ownership's AUROC over its temperature x BM25 weight grid per embedder
+    named; `auroc_forms`: the first embedder's AUROC on both memory forms."""
+    out: dict[str, pd.DataFrame] = {}
+    first = embedders[0]
+    if p["sensitivity"] is not None:
+        from widemem_bench.embedders import load_embedder
+
+        known = {str(getattr(e, "name", "")): e for e in embedders}
+        names = p["sensitivity"] or [str(getattr(first, "name", ""))]
+        cache_dir = (cfg.get("paths") or {}).get("cache_dir")
+        out["sensitivity"] = pd.concat(
+            [sensitivity_table(data, known.get(n) or load_embedder(n, cache_dir=cache_dir),
+                               p["sensitivity_temperatures"], p["sensitivity_bm25_weights"]) for n in names],
+            ignore_index=True)
+    if p["compare_forms"]:
+        other = "rule" if p["memory_form"] == "turn" else "turn"
+        alt = evaluate_embedder(data, first, {**p, "memory_form": other}, seed=seed)["auroc"]
+        mine = auroc[auroc["embedder"] == str(getattr(first, "name", ""))]
+        out["auroc_forms"] = pd.concat([mine.assign(memory_form=p["memory_form"]), alt.assign(memory_form=other)],
+                                       ignore_index=True)
+    return out
 
 
 def _metric_rows(tables: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Outside hand-written answer sets: Youden J at MODERATE+ per confidence method.
 
-    python -m widemem_bench.experiments.outside --dir datasets/outside --out reports/outside.md
+    widemem-bench outside_report dir=datasets/outside out=reports/outside.md
 
 The sets (``answer_set1.jsonl``, ``answer_set2.jsonl``) are written blind to the
 project's methods and kept outside the repository; they are measuring sets, read once
@@ -16,10 +16,7 @@ false confidence (unanswerable at MODERATE or above), with a 95 % cluster bootst
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,31 +114,20 @@ def outside_markdown(table: pd.DataFrame, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def tool(cfg: dict[str, Any]) -> int:
+    """The outside table for one embedder: print it and write `out` (markdown)."""
     from widemem_bench.embedders import load_embedder
+    from widemem_bench.provenance import tool_command
 
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.experiments.outside")
-    ap.add_argument("--dir", type=Path, required=True, help="folder holding answer_set1.jsonl and answer_set2.jsonl")
-    ap.add_argument("--embedder", default="minilm-l6")
-    ap.add_argument("--out", type=Path, default=Path("reports/outside.md"))
-    ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    folder, out = Path(str(cfg["dir"])), Path(str(cfg["out"]))
     for name in SETS:
-        if not (args.dir / f"{name}.jsonl").is_file():
-            raise ValueError(f"--dir: {args.dir / name}.jsonl not found")
-    table = outside_table(load_embedder(args.embedder), args.dir, n_boot=args.n_boot, seed=args.seed)
-    command = (f"python -m widemem_bench.experiments.outside --dir {args.dir} --embedder {args.embedder} "
-               f"--out {args.out} --n-boot {args.n_boot} --seed {args.seed}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(outside_markdown(table, command), encoding="utf-8")
+        if not (folder / f"{name}.jsonl").is_file():
+            raise ValueError(f"dir: {folder / name}.jsonl not found")
+    table = outside_table(load_embedder(str(cfg["embedder"])), folder, n_boot=int(cfg["n_boot"]),
+                          seed=int(cfg["seed"]))
+    command = tool_command("outside_report", cfg, every=True)  # n_boot and seed set the intervals
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(outside_markdown(table, command), encoding="utf-8")
     print(outside_markdown(table, command))
     return 0
 
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None

@@ -1,7 +1,7 @@
 """The `peer` experiment: other memory layers through the same timelines as this engine.
 
-    python -m widemem_bench.run experiment=peer                  # everything below
-    python -m widemem_bench.run experiment=peer adapter=mem0     # one adapter only
+    widemem-bench peer                  # everything below
+    widemem-bench peer adapter=mem0     # one adapter only
 
 Three parts (each can be switched off in `params`):
 

@@ -12,14 +12,13 @@ thread (OMP_NUM_THREADS=1, torch.set_num_threads(1)) so that its peak RSS is its
 3. `sweep`, `scaling`, `joblib` (`perf.scale`): warm-cache scoring sweep, time against
    memories per user and users, 1 vs 2 joblib workers.
 
-Medians of `repeats` rounds. `python -m widemem_bench.experiments.perf --out reports/perf.md`
+Medians of `repeats` rounds. `widemem-bench perf out=reports/perf.md`
 (`make perf`) writes the report (`reports/sections/perf.py`); `run_perf(cfg, out_dir)` is the
 pure entry.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -28,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +124,8 @@ def run_stage(stage: str, p: dict[str, Any], work: Path) -> dict[str, Any]:
     params_path = work / f"{stage}.params.json"
     params_path.write_text(json.dumps(p))
     env = {**os.environ, **ONE_THREAD_ENV}
-    cmd = [sys.executable, "-m", "widemem_bench.experiments.perf", "--stage", stage,
-           "--params", str(params_path), "--work", str(work), "--result", str(result_path)]
+    call = f"stage_main({stage!r}, {str(params_path)!r}, {str(work)!r}, {str(result_path)!r})"
+    cmd = [sys.executable, "-c", f"from widemem_bench.experiments.perf import stage_main; {call}"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=float(p["stage_timeout_s"]))
     if proc.returncode != 0:
@@ -243,42 +242,23 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     return ExperimentResult(metrics=metrics, tables=tables, artifacts={"perf_md": ctx.output_dir / "perf.md"})
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.experiments.perf", description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="reports/perf.md", help="markdown report to write")
-    ap.add_argument("--run-dir", default="outputs/perf", help="where perf.json and the scratch data go")
-    ap.add_argument("--work", default=None, help="(stage processes) data folder")
-    ap.add_argument("--stage", default=None, help="(internal) run one stage and write --result")
-    ap.add_argument("--params", default=None, help="(internal) params JSON file of the stage")
-    ap.add_argument("--result", default=None, help="(internal) where the stage writes its JSON")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
-                    help="override a parameter, e.g. --set n_users=20 --set 'stages=[\"limit_engine\"]'")
-    ap.add_argument("--from-json", default=None, help="only re-render --out from a saved perf.json")
-    args = ap.parse_args(argv)
-    if args.from_json:
-        res = json.loads(Path(args.from_json).read_text())
+def stage_main(stage: str, params: str, work: str, result: str) -> None:
+    """A stage's subprocess (`run_stage`): read its params JSON, run it, write its result JSON."""
+    out = STAGE_FUNCS[stage](json.loads(Path(params).read_text()), Path(work))
+    Path(result).write_text(json.dumps(out, default=float))
+
+
+def tool(cfg: dict[str, Any]) -> int:
+    """Run the perf benchmark (params.* over the experiment's defaults) and write `out`;
+    with `from_json`, only re-render `out` from a saved perf.json."""
+    out = Path(str(cfg["out"]))
+    if cfg.get("from_json"):
+        res = json.loads(Path(str(cfg["from_json"])).read_text())
         res["summary"] = summarise(res)
-        Path(args.out).write_text(keep_block(Path(args.out), render_report(res)))
-        print(f"wrote {args.out}")
+        out.write_text(keep_block(out, render_report(res)))
+        print(f"wrote {out}")
         return 0
-    if args.stage:
-        p = json.loads(Path(args.params).read_text())
-        out = STAGE_FUNCS[args.stage](p, Path(args.work))
-        Path(args.result).write_text(json.dumps(out, default=float))
-        return 0
-    params: dict[str, Any] = {}
-    for item in args.set:
-        key, _, raw = item.partition("=")
-        try:
-            params[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key] = raw
-    report = Path(args.out)
-    res = run_perf({"params": params}, Path(args.run_dir), report=report)
+    res = run_perf({"params": dict(cfg.get("params") or {})}, Path(str(cfg["run_dir"])), report=out)
     print(json.dumps(res["summary"], indent=2))
-    print(f"wrote {report}")
+    print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

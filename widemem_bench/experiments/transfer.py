@@ -1,7 +1,7 @@
 """Transfer table, confidence half: does each confidence method hold outside world A?
 
-    python -m widemem_bench.run experiment=transfer
-    python -m widemem_bench.experiments.transfer --out reports/transfer.md
+    widemem-bench transfer
+    widemem-bench transfer_report out=reports/transfer.md
 
 Rows: widemem's bands (its MiniLM table on the top-1 cosine), the calibrated
 thresholds (the committed calibration file of the embedder), answerability v1 (its
@@ -23,9 +23,6 @@ cluster-bootstrap interval (clusters: users, or LoCoMo conversations).
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +167,7 @@ def _fixture_counts(table: pd.DataFrame, sets: list[str]) -> list[str]:
     return lines
 
 
-def transfer_markdown(table: pd.DataFrame, *, command: str = "python -m widemem_bench.run experiment=transfer",
+def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench transfer",
                       seen: Any = None) -> str:
     """The transfer table as a markdown fragment (a pure function of ``table`` and the
     DESIGN_LOG marks ``seen``, `design_log.marks()` when None)."""
@@ -281,7 +278,7 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     md = ctx.output_dir / "transfer.md"
     # The fragment names the settings its figures depend on, whatever the overrides were.
     files = "".join(f" params.{k}={v}" for k, v in dirs.items() if v is not None)
-    md.write_text(transfer_markdown(table, command=f"python -m widemem_bench.run experiment=transfer "
+    md.write_text(transfer_markdown(table, command=f"widemem-bench transfer "
                                                    f"embedder={emb.name} params.n_boot={n_boot} seed={ctx.seed}"
                                                    f"{files}"),
                   encoding="utf-8")
@@ -295,37 +292,23 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     return ExperimentResult(metrics=metrics, tables={"transfer": table}, artifacts={"transfer_md": md})
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Compute the table for one embedder and write the markdown fragment (``--out``)."""
+def tool(cfg: dict[str, Any]) -> int:
+    """Compute the table for one embedder and write the markdown fragment (`out`)."""
     from widemem_bench.answerability.sets import load_world
     from widemem_bench.embedders import load_embedder
+    from widemem_bench.provenance import tool_command
 
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.experiments.transfer")
-    ap.add_argument("--embedder", default="minilm-l6")
-    ap.add_argument("--out", type=Path, default=Path("reports/transfer.md"))
-    ap.add_argument("--table", type=Path, default=None, help="also save the long table (parquet)")
-    ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    if args.n_boot < 1:
-        raise ValueError(f"--n-boot must be a positive integer, got {args.n_boot}")
-    emb = load_embedder(args.embedder)
+    n_boot, seed, name, out = int(cfg["n_boot"]), int(cfg["seed"]), str(cfg["embedder"]), Path(str(cfg["out"]))
+    if n_boot < 1:
+        raise ValueError(f"n_boot: must be a positive integer, got {n_boot}")
+    emb = load_embedder(name)
     table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
-                             n_boot=args.n_boot, seed=args.seed, v3=load_v3(args.embedder), world_n=_world_n({}))
-    if args.table is not None:
-        table.to_parquet(args.table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+                             n_boot=n_boot, seed=seed, v3=load_v3(name), world_n=_world_n({}))
+    if cfg.get("table") is not None:
+        table.to_parquet(Path(str(cfg["table"])))
+    out.parent.mkdir(parents=True, exist_ok=True)
     # The record names every option that changes a figure (the intervals depend on n_boot and seed).
-    command = (f"python -m widemem_bench.experiments.transfer --embedder {args.embedder} --out {args.out} "
-               f"--n-boot {args.n_boot} --seed {args.seed}")
-    args.out.write_text(transfer_markdown(table, command=command), encoding="utf-8")
-    print(f"wrote {args.out}")
+    command = tool_command("transfer_report", {k: v for k, v in cfg.items() if k != "table"}, every=True)
+    out.write_text(transfer_markdown(table, command=command), encoding="utf-8")
+    print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:  # unknown embedder, missing calibration / v2 file, bad data set: one line
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None

@@ -1,6 +1,6 @@
 """How hard world N is for widemem's bands: Youden J of the default engine, per split.
 
-    python -m widemem_bench.experiments.world_n_hardness --splits train,validation
+    widemem-bench world_n_hardness splits=[train,validation]
 
 J = recall at MODERATE or above on the answerable questions minus false confidence at
 MODERATE or above on the negatives (never_mentioned, hard_negative, other_person), with the
@@ -11,7 +11,7 @@ holdout is a measuring set, read once per method version.
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
 from widemem_bench.embedders import load_embedder
 from widemem_bench.engine import batch
@@ -42,21 +42,12 @@ def youden(splits: list[str], embedder: str = "minilm-l6", dataset: str = "world
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    ap.add_argument("--splits", required=True, help="comma-separated: train,validation or holdout")
-    ap.add_argument("--embedder", default="minilm-l6")
-    ap.add_argument("--dataset", default="world_n")
-    args = ap.parse_args(argv)
-    splits = [s for s in args.splits.split(",") if s]
+def tool(cfg: dict[str, Any]) -> int:
+    """Print Youden J and its parts for the splits asked for."""
+    splits = [str(s) for s in cfg["splits"]]
     bad = [s for s in splits if s not in ("train", "validation", "holdout")]
     if bad or not splits:
-        print(f"error: --splits: unknown split(s) {bad or splits}")
-        return 2
-    for k, v in youden(splits, args.embedder, args.dataset).items():
+        raise ValueError(f"splits: {bad or 'none given'}; accepted: train, validation, holdout (a list)")
+    for k, v in youden(splits, str(cfg["embedder"]), str(cfg["dataset"])).items():
         print(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

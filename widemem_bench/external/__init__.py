@@ -1,7 +1,6 @@
 """External data: LoCoMo and widemem's own confidence fixture (read from ../shared/data).
 
-Names are resolved lazily so ``python -m widemem_bench.external.<module>`` runs
-cleanly and one loader's optional dependencies never break the other.
+Names are resolved lazily so that one loader's optional dependencies never break the other.
 """
 
 from __future__ import annotations

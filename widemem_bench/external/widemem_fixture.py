@@ -221,26 +221,17 @@ def fixture_calibration_table(
     return pd.DataFrame(rows), fit
 
 
-def main(argv: list[str] | None = None) -> None:
+def tool(cfg: dict[str, Any]) -> int:
     """Print the fixture's recall table, negative figures and the calibration comparison."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--path", default=None, help=f"fixture file (default {DEFAULT_FIXTURE_PATH})")
-    parser.add_argument("--delta", type=float, default=0.1)
-    args = parser.parse_args(argv)
-    df = load_widemem_fixture(args.path)
+    df = load_widemem_fixture(cfg.get("path"))
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(fixture_recall_table(df).to_string(index=False))
         print()
         for key, value in fixture_negative_figures(df).items():
             print(f"{key}: {value}")
         print()
-        table, fit = fixture_calibration_table(df, delta=args.delta)
+        table, fit = fixture_calibration_table(df, delta=float(cfg["delta"]))
         print(fit.to_frame().to_string(index=False))
         print()
         print(table.to_string(index=False))
-
-
-if __name__ == "__main__":
-    main()
+    return 0

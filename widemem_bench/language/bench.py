@@ -1,6 +1,6 @@
 """Parse throughput on one core: cold (spaCy runs) and cached (a new Parser on the filled cache).
 
-``OMP_NUM_THREADS=1 python -m widemem_bench.language.bench [--n 2000]`` parses the first n
+``OMP_NUM_THREADS=1 widemem-bench parse_bench [n=2000]`` parses the first n
 LoCoMo turns (natural chat, ~20 words each) and the LoCoMo questions, in a fresh temp cache,
 and prints texts/s for each stage. The model load is timed on its own and left out of
 the cold rate. Speed is a ratio against the cold run in the same process.
@@ -8,10 +8,9 @@ the cold rate. Speed is a ratio against the cold run in the same process.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
-from collections.abc import Sequence
+from typing import Any
 
 from widemem_bench.language import Parser
 from widemem_bench.language.model import load_pipeline
@@ -26,11 +25,9 @@ def texts(n: int) -> list[str]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=2000, help="texts to parse (half turns, half questions)")
-    args = ap.parse_args(argv)
-    items = texts(args.n)
+def tool(cfg: dict[str, Any]) -> int:
+    """Parse `n` texts cold, then cached, then one per call; print texts/s for each."""
+    items = texts(int(cfg["n"]))
     t0 = time.perf_counter()
     pipe = load_pipeline()
     load_s = time.perf_counter() - t0
@@ -63,6 +60,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"one text per call (uncached): {single_ms:.1f} ms CPU a text")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """What answerability v3 adds per search and per add, beside widemem's search as it ships.
 
-    OMP_NUM_THREADS=1 python -m widemem_bench.perf.answerability --out reports/perf.md
+    OMP_NUM_THREADS=1 widemem-bench perf_v3 out=reports/perf.md
 
 In one process, one thread, on the same replay steps (the perf benchmark's synthetic
 timelines, `perf.common.load_steps`), back to back per round with the order rotated:
@@ -20,8 +20,6 @@ The section is rendered by `reports.sections.perf_answerability` into reports/pe
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -135,28 +133,16 @@ def stage(n_users: int = 20, repeats: int = 3, seed: int = 0, mode: str = "balan
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def tool(cfg: dict[str, Any]) -> int:
+    """Time v3 against widemem per search and add; print the block and write it into `out`."""
+    from widemem_bench.provenance import tool_command
     from widemem_bench.reports.sections.perf_answerability import render, write_into
 
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.perf.answerability")
-    ap.add_argument("--out", type=Path, default=Path("reports/perf.md"))
-    ap.add_argument("--users", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args(argv)
-    if args.users < 1 or args.repeats < 1:
-        raise ValueError("--users and --repeats must be positive")
-    res = stage(args.users, args.repeats)
-    cmd = f"OMP_NUM_THREADS=1 python -m widemem_bench.perf.answerability --out {args.out} " \
-          f"--users {args.users} --repeats {args.repeats}"
-    md = render(res, cmd)
+    users, repeats, out = int(cfg["users"]), int(cfg["repeats"]), Path(str(cfg["out"]))
+    if users < 1 or repeats < 1:
+        raise ValueError(f"users, repeats: must be positive, got {users}, {repeats}")
+    res = stage(users, repeats)
+    md = render(res, tool_command("perf_v3", cfg, prefix="OMP_NUM_THREADS=1", every=True))
     print(md)
-    write_into(args.out, md)
+    write_into(out, md)
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None

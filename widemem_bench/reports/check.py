@@ -1,6 +1,6 @@
 """`make check-report`: re-render reports/ from the run records and diff it against git.
 
-    python -m widemem_bench.reports.check [--outputs outputs] [--reports reports] [--only a,b]
+    widemem-bench check_report [outputs=outputs] [reports=reports] [only=[a,b]]
 
 The report is rendered into a temporary copy of ``reports/`` (so fragments written by
 other tools, such as calibration.md, are there as committed), from the records under
@@ -16,13 +16,12 @@ differ between two faithful runs:
   next marker).
 
 Any other difference, one digit included, prints a unified diff and exits 1. With
-``--only``, only those experiments' records are required and only files naming them
+``only``, only those experiments' records are required and only files naming them
 (``<experiment>.md``) are compared: a partial check after running a few experiments.
 """
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 import shutil
@@ -30,6 +29,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from widemem_bench.provenance import REPO_ROOT
 
@@ -93,7 +93,7 @@ def check(output_dir: Path, reports_dir: Path, only: set[str] | None = None) -> 
     embedders = list(bench.DEFAULT_EMBEDDERS)
     steps = bench.plan(embedders, only, set())
     if not steps:
-        raise ReportCheckError(f"--only {sorted(only or [])}: no such experiment in the bench plan")
+        raise ReportCheckError(f"only: {sorted(only or [])}: no such experiment in the bench plan")
     missing = [name for name, src in bench.sources_for(output_dir, embedders, steps).items()
                if not src.records]
     if missing:
@@ -109,27 +109,20 @@ def check(output_dir: Path, reports_dir: Path, only: set[str] | None = None) -> 
         return compare(reports_dir, rendered, names)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m widemem_bench.reports.check", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--outputs", type=Path, default=REPO_ROOT / "outputs")
-    ap.add_argument("--reports", type=Path, default=REPO_ROOT / "reports")
-    ap.add_argument("--only", default=None, help="comma-separated experiments (a partial check)")
-    args = ap.parse_args(argv)
-    only = {x for x in args.only.split(",") if x} if args.only else None
+def tool(cfg: dict[str, Any]) -> int:
+    """Exit 0 when the re-rendered report matches the committed one, 1 on a difference, 2 without records."""
+    outputs, reports = REPO_ROOT / str(cfg["outputs"]), REPO_ROOT / str(cfg["reports"])
+    only = {str(x) for x in cfg["only"]} or None
     try:
-        diff = check(args.outputs, args.reports, only)
+        diff = check(outputs, reports, only)
     except ReportCheckError as exc:
         print(f"check-report: {exc}", file=sys.stderr)
         return 2
     if diff:
         print("\n".join(diff))
-        print(f"check-report: the rendered report differs from {args.reports} "
+        print(f"check-report: the rendered report differs from {reports} "
               "(timings and header masked)", file=sys.stderr)
         return 1
-    print(f"check-report: {args.reports} matches the run records (timings and header masked)")
+    print(f"check-report: {reports} matches the run records (timings and header masked)")
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -34,8 +34,8 @@ def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tu
 
 
 def command(name: str, overrides: list[str]) -> list[str]:
-    """The user-facing command (what the report prints)."""
-    return ["python", "-m", "widemem_bench.run", "-m", f"experiment={name}", *overrides]
+    """The user-facing command (what the report prints; `-m`: the experiment, never a tool)."""
+    return ["widemem-bench", "-m", name, *overrides]
 
 
 def sources_for(output_dir: Path, embedders: list[str], steps: list[tuple[str, list[str]]]) -> dict[str, Any]:

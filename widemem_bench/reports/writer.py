@@ -364,7 +364,7 @@ def _header(wall_seconds: float | None) -> list[str]:
     return [
         "# widemem_bench report",
         "",
-        f"Written by `make bench` (`python -m widemem_bench.bench`) at commit "
+        f"Written by `make bench` (`widemem-bench bench`) at commit "
         f"`{(g.get('sha') or 'unknown')[:12]}`{' (uncommitted changes)' if g.get('dirty') else ''}, "
         f"{dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, on {m['cpu']} "
         f"({m['nproc']} cores), Python {m['python']}"
@@ -396,8 +396,8 @@ def _lead(sources: Mapping[str, Source], embedders: Sequence[str], calibration_d
     head += [
         "Every table and figure comes from the run records (`record.json`, `per_query.parquet` and the named "
         "tables) under `outputs/<experiment>/multiruns/`; each section gives the command that produced them and "
-        "links its full tables (`reports/<experiment>.md`). `python -m widemem_bench.aggregate "
-        "outputs/<experiment>/multiruns` gathers a sweep into one `results.parquet`.",
+        "links its full tables (`reports/<experiment>.md`). `widemem-bench aggregate "
+        "root=outputs/<experiment>/multiruns` gathers a sweep into one `results.parquet`.",
         "",
     ]
     return head

@@ -1,8 +1,8 @@
 """Build the data sets dataset configs name, if they are missing or stale.
 
-    python -m widemem_bench.timelines.build                       # timelines, world_b, world_c, world_n (make data)
-    python -m widemem_bench.timelines.build --config timelines_small
-    python -m widemem_bench.timelines.build --config world_b --n-users 50 --seed 3 --out /tmp/wb
+    widemem-bench data                              # timelines, world_b, world_c, world_n (make data)
+    widemem-bench data configs=[timelines_small]
+    widemem-bench data configs=[world_b] n_users=50 seed=3 out=/tmp/wb
 
 Idempotent: a folder whose manifest has the same settings and generator version is left
 alone; a missing or stale one is (re)built. Prints each path.
@@ -10,10 +10,9 @@ alone; a missing or stale one is (re)built. Prints each path.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from widemem_bench.timelines.dataset import generate
 from widemem_bench.timelines.materialize import dataset_path, is_complete, read_config, settings
@@ -46,24 +45,17 @@ def build_one(name: str, n_users: int | None = None, seed: int | None = None,
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    ap.add_argument("--config", action="append", default=None,
-                    help="dataset config name in configs/dataset/ (repeatable; default: "
-                         + ", ".join(DEFAULT_CONFIGS) + ")")
-    ap.add_argument("--n-users", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--out", default=None, help="root folder (the version folder goes inside)")
-    ap.add_argument("--force", action="store_true", help="rebuild even if complete")
-    args = ap.parse_args(argv)
-    try:
-        for name in args.config or DEFAULT_CONFIGS:
-            build_one(name, args.n_users, args.seed, args.out, args.force)
-    except ValueError as exc:  # bad config or argument: one line, nothing half-written
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def tool(cfg: dict[str, Any]) -> int:
+    """Build each of `configs` unless it is complete (`force`: rebuild); print each path."""
+    n_users, seed, out = _count(cfg, "n_users"), _count(cfg, "seed"), cfg.get("out")
+    for name in cfg["configs"]:
+        build_one(str(name), n_users, seed, None if out is None else str(out), bool(cfg["force"]))
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _count(cfg: dict[str, Any], key: str) -> int | None:
+    # null means "the config's": the front door cannot type it, so say the key here
+    v = cfg.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        raise ValueError(f"{key}: expected an integer, got {v!r}")
+    return v

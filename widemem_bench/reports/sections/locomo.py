@@ -203,7 +203,7 @@ def locomo_markdown(result: dict[str, Any], figures: dict[str, Path], rel_to: Pa
     if len(au) and au["embedder"].nunique() == 1:
         # make bench runs one embedder (five cost ~25 min on 2 cores); say how to get the rest
         lines[-1] += (f" Embedder {au['embedder'].iloc[0]} only; other embedders in one run: "
-                      "`python -m widemem_bench.run experiment=locomo 'params.embedders=[minilm-l6,bge-small]'`.")
+                      "`widemem-bench locomo 'params.embedders=[minilm-l6,bge-small]'`.")
     lines.append("")
     if len(au):
         lines += _auroc_lines(au, t.get("per_query"))
@@ -401,7 +401,7 @@ def section(results: pd.DataFrame, records: list[dict[str, Any]], figures_dir: P
     if not records:
         return ""
     parts: dict[str, list[pd.DataFrame]] = {
-        k: [] for k in ("auroc", "auroc_by_category", "retrieval", "bands", "thresholds", "transfer", "sensitivity",
+        k: [] for k in ("auroc", "auroc_by_category", "retrieval", "bands", "thresholds", "transfer", "sensitivity", "auroc_forms",
                         "per_query")
     }
     data: dict[str, Any] = {}

@@ -11,7 +11,7 @@ import pandas as pd
 
 from widemem_bench.reports.sections import report_section
 
-COMMAND = "python -m widemem_bench.run experiment=peer"
+COMMAND = "widemem-bench peer"
 
 
 def md_table(df: pd.DataFrame) -> str:

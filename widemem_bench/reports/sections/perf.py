@@ -65,7 +65,7 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"{p['repeats']} rounds; every ratio is a median of per-round ratios of runs made back to back "
         "(order rotated each round), so machine load hits both sides of a ratio alike.",
         "",
-        "Command: `make perf` (`python -m widemem_bench.experiments.perf --out reports/perf.md`).",
+        "Command: `make perf` (`widemem-bench perf out=reports/perf.md`).",
         "",
         f"Data: synthetic timelines (`widemem_bench.timelines.generate`), seed {p['seed']}: "
         f"{results['data'].get('n_events'):,} events and {results['data'].get('n_questions'):,} questions "
@@ -271,7 +271,7 @@ per second over the default timelines (300 users). The in-memory store held {big
 arithmetic over cached similarities); embedders are the Hydra multirun axis, one job per
 embedder, and Hydra's launchers place those jobs:
 
-- local processes (the default for `-m`): `python -m widemem_bench.run -m experiment=compare_embedders embedder=minilm-l6,minilm-l3,bge-small hydra/launcher=joblib hydra.launcher.n_jobs=2`
+- local processes (the default for `-m`): `widemem-bench -m compare_embedders embedder=minilm-l6,minilm-l3,bge-small hydra/launcher=joblib hydra.launcher.n_jobs=2`
 - a Ray cluster (`pip install -e ".[ray]"`): the same command with `hydra/launcher=ray
   hydra.launcher.ray.init.address=auto +hydra.launcher.ray.init.object_store_memory=null`
   and `RAY_AUTH_MODE=token` in the environment (hydra-ray-launcher 1.2.2 with ray 2.x);
@@ -280,7 +280,7 @@ embedder, and Hydra's launchers place those jobs:
   exports `OMP_NUM_THREADS=1` and `HF_HUB_OFFLINE=1`.
 
 Every job writes its own record under `outputs/<experiment>/multiruns/`;
-`python -m widemem_bench.aggregate outputs/<experiment>/multiruns` gathers them into one
+`widemem-bench aggregate root=outputs/<experiment>/multiruns` gathers them into one
 `results.parquet`. Keep one thread per job: on a loaded machine a second torch thread
 per process made MiniLM many times slower, not faster.
 

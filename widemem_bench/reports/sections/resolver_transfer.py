@@ -152,7 +152,7 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "",
         _md_table(pd.DataFrame(rows)) if rows else "(no rows)",
         "",
-        "Command: `python -m widemem_bench.run experiment=resolver_transfer`.",
+        "Command: `widemem-bench resolver_transfer`.",
         "",
         "Reading it: `append` never resolves (every stale fact survives, nothing true is lost); `oracle` "
         "knows each fact's gold (subject, attribute) but not whether the attribute holds several values, "
