@@ -38,7 +38,8 @@ def test_experiment_help_names_its_keys(name: str, capsys: pytest.CaptureFixture
 def test_every_tool_has_its_config_and_its_function() -> None:
     files = {p.stem for p in cli.TOOL_DIR.glob("*.yaml")}
     composed = {n for n, t in cli.TOOLS.items() if not t.raw}
-    assert files == composed, files ^ composed
+    raw = {n for n, t in cli.TOOLS.items() if t.raw}  # compose their own file (regression: a free-text reason)
+    assert composed <= files and files - composed <= raw, files ^ composed
     for name, tool in cli.TOOLS.items():
         assert callable(cli._target(tool)), name
 

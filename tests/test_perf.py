@@ -8,6 +8,7 @@ import pytest
 from widemem_bench.experiments import perf
 from widemem_bench.peers import widemem_available
 from widemem_bench.peers.replay import PrefetchedEmbedder, replay_steps, toy_timeline
+from widemem_bench.reports.perf_tools import write_perf
 
 
 class CountingEmbedder:
@@ -69,7 +70,8 @@ def test_report_renders_without_the_sqlite_stage(tmp_path):
         "in_process": True,
     }
     report = tmp_path / "perf.md"
-    res = perf.run_perf({"params": params}, tmp_path / "out", report=report, data=(events, questions))
+    res = perf.run_perf({"params": params}, tmp_path / "out", data=(events, questions))
+    write_perf(res, report)
     assert res["limit_engine"]["engine_sqlite_ops_per_s"] is None
     assert "(2)/(3)" in report.read_text()
 
@@ -93,7 +95,8 @@ def test_run_perf_tiny_end_to_end(tmp_path):
         "in_process": True,
     }
     report = tmp_path / "perf.md"
-    res = perf.run_perf({"params": params}, tmp_path / "out", report=report, data=(events, questions))
+    res = perf.run_perf({"params": params}, tmp_path / "out", data=(events, questions))
+    write_perf(res, report)
     le = res["limit_engine"]
     n_texts = events["fact_stripped"].nunique() + questions["text"].nunique()
     assert le["n_texts"] == n_texts

@@ -13,7 +13,7 @@ thread (OMP_NUM_THREADS=1, torch.set_num_threads(1)) so that its peak RSS is its
    memories per user and users, 1 vs 2 joblib workers.
 
 Medians of `repeats` rounds. `widemem-bench perf out=reports/perf.md`
-(`make perf`) writes the report (`reports/sections/perf.py`); `run_perf(cfg, out_dir)` is the
+(`make perf`) writes the report (`reports/perf_tools.py`, `reports/sections/perf.py`); `run_perf(cfg, out_dir)` is the
 pure entry.
 """
 
@@ -45,11 +45,9 @@ from widemem_bench.perf.scale import (
     sweep_job,
 )
 from widemem_bench.perf.throughput import stage_limit_engine, stage_widemem
-from widemem_bench.reports.sections.perf import render_report
-from widemem_bench.reports.sections.perf_answerability import keep_block
 
 # Re-exported for callers of the old single module (tests, scripts).
-__all__ = ["STAGES", "_scaling_point", "render_report", "resolve_params", "run", "run_perf",
+__all__ = ["STAGES", "_scaling_point", "resolve_params", "run", "run_perf",
            "stage_joblib", "stage_limit_engine", "stage_scaling", "stage_sweep", "stage_widemem",
            "step_texts", "summarise", "sweep_job"]
 
@@ -154,13 +152,12 @@ def run_perf(
     cfg: dict[str, Any],
     out_dir: str | Path,
     *,
-    report: str | Path | None = None,
     data: tuple[pd.DataFrame, pd.DataFrame] | None = None,
 ) -> dict[str, Any]:
     """Run every configured stage; returns the results dict (also `perf.json` in out_dir).
 
     `cfg` is the resolved config dict (perf settings under `params`) or the params
-    themselves. `report` names the markdown file to write (e.g. reports/perf.md).
+    themselves; `reports.perf_tools.write_perf` turns the dict into reports/perf.md.
     `data` = (events, questions) replaces the generated timelines (tests).
     """
     params = dict(cfg.get("params", cfg)) if isinstance(cfg, dict) else {}
@@ -191,9 +188,6 @@ def run_perf(
     results["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     results["summary"] = summarise(results)
     (out / "perf.json").write_text(json.dumps(results, indent=2, default=str))
-    if report is not None:
-        Path(report).parent.mkdir(parents=True, exist_ok=True)
-        Path(report).write_text(keep_block(Path(report), render_report(results)))
     return results
 
 
@@ -232,14 +226,14 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
 @experiment("perf", honours=("embedder.name", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     """The perf benchmark as a registered experiment (stages in subprocesses as usual)."""
-    res = run_perf(cfg, ctx.output_dir, report=ctx.output_dir / "perf.md")
+    res = run_perf(cfg, ctx.output_dir)  # perf.json; the section renders from the metrics
     embedder = res["params"]["embedder"]
     metrics = [metric_row(k, float(v), embedder=embedder) for k, v in res["summary"].items()
                if isinstance(v, (int, float))]
     tables = {}
     if (res.get("scaling") or {}).get("rows"):
         tables["scaling"] = pd.DataFrame(res["scaling"]["rows"])
-    return ExperimentResult(metrics=metrics, tables=tables, artifacts={"perf_md": ctx.output_dir / "perf.md"})
+    return ExperimentResult(metrics=metrics, tables=tables, artifacts={"perf_json": ctx.output_dir / "perf.json"})
 
 
 def stage_main(stage: str, params: str, work: str, result: str) -> None:
@@ -247,18 +241,3 @@ def stage_main(stage: str, params: str, work: str, result: str) -> None:
     out = STAGE_FUNCS[stage](json.loads(Path(params).read_text()), Path(work))
     Path(result).write_text(json.dumps(out, default=float))
 
-
-def tool(cfg: dict[str, Any]) -> int:
-    """Run the perf benchmark (params.* over the experiment's defaults) and write `out`;
-    with `from_json`, only re-render `out` from a saved perf.json."""
-    out = Path(str(cfg["out"]))
-    if cfg.get("from_json"):
-        res = json.loads(Path(str(cfg["from_json"])).read_text())
-        res["summary"] = summarise(res)
-        out.write_text(keep_block(out, render_report(res)))
-        print(f"wrote {out}")
-        return 0
-    res = run_perf({"params": dict(cfg.get("params") or {})}, Path(str(cfg["run_dir"])), report=out)
-    print(json.dumps(res["summary"], indent=2))
-    print(f"wrote {out}")
-    return 0

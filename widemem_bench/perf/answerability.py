@@ -15,7 +15,8 @@ timelines, `perf.common.load_steps`), back to back per round with the order rota
 
 Add and search calls are timed apart (wall and CPU). What v3 adds = v3 minus
 similarity, per call; the target is a v3 search <= 3x a widemem search as it ships.
-The section is rendered by `reports.sections.perf_answerability` into reports/perf.md.
+The section is rendered by `reports.sections.perf_answerability` into reports/perf.md
+(`reports.perf_tools.perf_v3_tool`).
 """
 
 from __future__ import annotations
@@ -132,17 +133,3 @@ def stage(n_users: int = 20, repeats: int = 3, seed: int = 0, mode: str = "balan
                                                 for a, b in zip(acc["v3"], acc["widemem"], strict=True)])
     return out
 
-
-def tool(cfg: dict[str, Any]) -> int:
-    """Time v3 against widemem per search and add; print the block and write it into `out`."""
-    from widemem_bench.provenance import tool_command
-    from widemem_bench.reports.sections.perf_answerability import render, write_into
-
-    users, repeats, out = int(cfg["users"]), int(cfg["repeats"]), Path(str(cfg["out"]))
-    if users < 1 or repeats < 1:
-        raise ValueError(f"users, repeats: must be positive, got {users}, {repeats}")
-    res = stage(users, repeats)
-    md = render(res, tool_command("perf_v3", cfg, prefix="OMP_NUM_THREADS=1", every=True))
-    print(md)
-    write_into(out, md)
-    return 0
