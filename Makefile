@@ -22,7 +22,7 @@ UV := $(LOCK_TOOL)/bin/uv
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit resolver-pair clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -P widemem_bench/provenance.py check-lock
@@ -107,6 +107,13 @@ calibrate: venv data
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.structure_fit
+
+# The structure resolver's pair model (a cross-encoder fine-tuned from the packaged MiniLM, sha256
+# checked, on development pairs only, one thread, seeded): built into ~/.cache/widemem_bench/pair_model/
+# <sha256 of weights, pairs, code, seed>/ (never committed); rewrites the pointer
+# widemem_bench/engine/files/pair_model.json (commit it). A no-op but for the threshold when cached.
+resolver-pair: venv data
+	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.engine.pair_model
 
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
