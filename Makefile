@@ -72,7 +72,7 @@ data: venv
 
 # The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
 # peer section (agreement with widemem, mem0's thresholds) reproduces.
-bench: venv-peers venv-mem0 data
+bench: venv-peers venv-mem0 data resolver-pair
 	$(PY) -m widemem_bench.bench
 
 # The peers and mem0 extras are in the lock, so `make venv` has installed them already.
@@ -93,7 +93,7 @@ bench-extended: venv-extended
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.embedders.bench --models minilm-l6 mpnet-base e5-small glove-50d --out reports/embedders_extended.md
 
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
-perf: venv
+perf: venv resolver-pair
 	$(PY) -m widemem_bench.experiments.perf --out reports/perf.md
 	$(PY) -m widemem_bench.regression --bench --out reports/perf.md
 
