@@ -26,7 +26,7 @@ PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_l
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit resolver-pair clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(call PROVENANCE,raise SystemExit(m.check_lock()))
@@ -76,7 +76,7 @@ data: venv
 
 # The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
 # peer section (agreement with widemem, mem0's thresholds) reproduces.
-bench: venv-peers venv-mem0 data
+bench: venv-peers venv-mem0 data resolver-pair
 	$(WB) bench
 
 # The peers and mem0 extras are in the lock, so `make venv` has installed them already.
@@ -97,7 +97,7 @@ bench-extended: venv-extended
 	OMP_NUM_THREADS=1 $(WB) bench_embedders models=minilm-l6,mpnet-base,e5-small,glove-50d out=reports/embedders_extended.md
 
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
-perf: venv
+perf: venv resolver-pair
 	$(WB) perf out=reports/perf.md
 	$(WB) regression bench=true out=reports/perf.md
 
@@ -113,6 +113,13 @@ calibrate: venv data
 # validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
+
+# The structure resolver's pair model (a cross-encoder fine-tuned from the packaged MiniLM, sha256
+# checked, on development pairs only, one thread, seeded): built into ~/.cache/widemem_bench/pair_model/
+# <sha256 of weights, pairs, code, seed>/ (never committed); rewrites the pointer
+# widemem_bench/engine/files/pair_model.json (commit it). A no-op but for the threshold when cached.
+resolver-pair: venv data
+	OMP_NUM_THREADS=1 $(WB) resolver_pair
 
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.

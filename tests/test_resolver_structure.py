@@ -1,8 +1,11 @@
-"""The `structure` resolver on hand-written scenarios (phrasings written for this file).
+"""The `structure` resolver (version 2) on hand-written scenarios (phrasings written for this file).
 
 Each scenario runs through the engine with the test embedder (a real nearest-neighbour
 search over every earlier fact: k is large) and the real spaCy parse, so the frame table
-fitted on development data decides the frames.
+fitted on development data decides the frames. The pair model is a stand-in here
+(`_Pair`: it answers "supersedes" for the pairs a test names, or for every pair), so the
+gate and the rule are tested apart from what the trained model learned; the trained model
+itself is tested, when `make resolver-pair` has built it, by the slow tests at the end.
 """
 
 from __future__ import annotations
@@ -13,16 +16,49 @@ import json
 import pytest
 from _embedders import make_test_embedder
 
-from widemem_bench.engine import EngineConfig, MemoryEngine
-from widemem_bench.engine.structure import Claim, FrameTable, claims, load_table, supersedes
+from widemem_bench.engine import EngineConfig, MemoryEngine, pair_model
+from widemem_bench.engine.structure import (
+    MODEL,
+    REFUSE,
+    RULE,
+    Claim,
+    FrameTable,
+    claims,
+    gate,
+    load_table,
+    supersedes,
+)
 from widemem_bench.evaluation import outside
 from widemem_bench.language import parse
 
 T0 = dt.datetime(2025, 3, 1, 9)
+_LOAD_SCORER = pair_model.load_scorer
 
 
-def _replay(*facts: str, k: int = 10) -> tuple[list[str], list[str]]:
+class _Pair:
+    """A stand-in pair model: 1.0 for the (old, new) pairs in ``yes`` (every pair for "*")."""
+
+    threshold = 0.5
+
+    def __init__(self, *yes: tuple[str, str] | str) -> None:
+        self.yes = set(yes)
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def score(self, pairs):  # type: ignore[no-untyped-def]
+        self.calls.append(list(pairs))
+        return [1.0 if "*" in self.yes or p in self.yes else 0.0 for p in pairs]
+
+
+@pytest.fixture(autouse=True)
+def _no_pair_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's `structure` gets a pair model that never says "supersedes"."""
+    monkeypatch.setattr(pair_model, "load_scorer", lambda path=None: _Pair())
+
+
+def _replay(*facts: str, k: int = 10, pair: _Pair | None = None) -> tuple[list[str], list[str]]:
     eng = MemoryEngine(make_test_embedder(), EngineConfig(resolver="structure", candidate_k=k))
+    if pair is not None:
+        eng.resolver.pair = pair  # type: ignore[attr-defined]
     kinds = []
     try:
         for day, fact in enumerate(facts):
@@ -137,3 +173,139 @@ def test_outside_loader_and_evaluator(tmp_path) -> None:  # type: ignore[no-unty
     bad.write_text('{"id": "y", "kind": "update", "facts": []}\n')
     with pytest.raises(ValueError, match=r"bad.jsonl:1"):
         outside.load(bad)
+
+
+# ------------------------------------------------------------------ version 2: the gate and the pair model
+def test_a_frame_the_table_never_saw_counts_as_several_valued() -> None:
+    table = FrameTable(frozenset({(":live in", ":move to")}), frozenset(), frozenset({":work at"}))
+    assert table.single_valued(":live in") and table.single_valued(":work at")
+    assert not table.single_valued(":hold")  # never seen: the rule leaves it alone
+    old, new = _claim(frame=":hold", value="accounts"), _claim(frame=":hold", value="position")
+    assert not supersedes(new, old, table)
+    assert gate((new,), (old,), table) == MODEL  # the pair model decides
+
+
+def test_the_gate() -> None:
+    table = FrameTable(frozenset({(":live in", ":move to")}), frozenset({":have"}), frozenset())
+    home, moved = _claim(), _claim(frame=":move to", value="bristol")
+    assert gate((moved,), (home,), table) == RULE
+    assert gate((_claim(owner="user>sister", frame=":move to", value="bristol"),), (home,), table) == REFUSE
+    assert gate((_claim(frame=":move to", value="bristol", additive=True),), (home,), table) == REFUSE
+    pet = _claim(frame=":have", value="dog", typ="OTHER")
+    assert gate((_claim(frame=":have", value="cat", typ="OTHER"),), (pet,), table) == REFUSE  # several-valued
+    assert gate((), (pet,), table) == REFUSE  # an ownerless note against a several-valued fact
+    # a statement the parse reads no owner in is the user's: against the user's fact, the model
+    # decides; against another person's, nothing may
+    assert gate((), (home,), table) == MODEL
+    assert gate((), (_claim(owner="priya"),), table) == REFUSE
+
+
+def test_the_pair_model_decides_what_the_parse_misses() -> None:
+    old, new = "I drive a Golf", "btw sold it, got a polo"
+    stored, kinds = _replay("my favourite band is Wet Leg", old, new, pair=_Pair((old, new)))
+    assert stored == sorted(["my favourite band is Wet Leg", new]) and kinds[-1] == "UPDATE"
+    stored, kinds = _replay("my favourite band is Wet Leg", old, new)  # the model says no: kept
+    assert old in stored and "UPDATE" not in kinds
+
+
+@pytest.mark.parametrize("facts", [
+    ("my brother works at Deloitte", "my wife works at Accenture", "I work at KPMG"),  # three people
+    ("I have a dog named Rex", "we got a second dog, a collie called Fern"),  # a second pet
+    ("my flatmate takes sertraline every morning", "my flatmate also takes ibuprofen daily"),  # a second dose
+    ("I speak Polish", "I speak Spanish too"),
+    ("I live in Manchester", "😀😀"),  # no triple: supersedes nothing
+    ("I live in Manchester", "Priya"),
+])
+def test_the_gate_holds_whatever_the_model_says(facts: tuple[str, ...]) -> None:
+    stored, kinds = _replay(*facts, pair=_Pair("*"))
+    assert stored == sorted(facts), kinds
+    assert "UPDATE" not in kinds
+
+
+def test_pairs_are_scored_in_one_batch_per_add() -> None:
+    from widemem_bench.engine.extractors import Fact
+    from widemem_bench.engine.resolvers import StructureResolver
+    from widemem_bench.engine.store import Memory
+
+    pair = _Pair()
+    res = StructureResolver(pair=pair)
+    mems = [Memory(f"m{i}", "u", t, 5.0, T0, T0, T0) for i, t in enumerate(["I work at Tesco", "I drive a Golf"])]
+    facts = [Fact("btw sold it, got a polo"), Fact("traded it in for a polo last week")]
+    acts = res.decide(facts, [[(m, 0.5) for m in mems]] * 2)
+    assert [a.kind for a in acts] == ["ADD", "ADD"] and len(pair.calls) == 1 and len(pair.calls[0]) >= 2
+
+
+def test_a_missing_or_altered_pair_model_is_refused_in_one_line(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from widemem_bench.engine.resolvers import make_resolver
+
+    monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match="make resolver-pair"):
+        _LOAD_SCORER(tmp_path / "none.json")
+    ptr = tmp_path / "pair_model.json"
+    ptr.write_text(json.dumps({"key": "ab" * 32, "weights_sha256": "0" * 64, "threshold": 0.5,
+                               "settings": {"max_length": 64}}))
+    with pytest.raises(FileNotFoundError, match=r"not built .*make resolver-pair"):
+        _LOAD_SCORER(ptr)
+    folder = tmp_path / "cache" / "pair_model" / ("ab" * 32)
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"damaged")
+    with pytest.raises(ValueError, match=r"sha256 differs.*make resolver-pair"):
+        _LOAD_SCORER(ptr)
+    monkeypatch.setattr(pair_model, "load_scorer", _LOAD_SCORER)
+    monkeypatch.setattr(pair_model, "POINTER", tmp_path / "none.json")
+    with pytest.raises(FileNotFoundError, match="make resolver-pair"):
+        make_resolver("structure")
+
+
+def test_training_pairs_label_the_superseded_fact_and_mark_coexistence() -> None:
+    import numpy as np
+
+    def rec(fid: str, day: int, text: str, attr: str, sup: str | None = None, multi: bool = False,
+            to: int | None = None, subject: str = "user") -> dict[str, object]:
+        return {"fact_id": fid, "at": day, "fact_stripped": text, "subject": subject, "attribute": attr,
+                "supersedes": sup, "multi_valued": multi, "valid_to": to}
+
+    recs = [rec("f1", 1, "I live in Leeds", "home_city", to=3), rec("f2", 2, "I have a dog", "pet:dog", multi=True),
+            rec("f3", 3, "we moved to Bristol", "home_city", sup="f1"),
+            rec("f4", 4, "we got a cat too", "pet:cat", multi=True),
+            rec("f5", 5, "my sister lives in Hull", "home_city", subject="sister")]
+    vecs = np.eye(5, dtype=np.float32) + 0.1
+    got = {(p.old, p.new): (p.label, p.kind) for p in pair_model.user_pairs(recs, vecs, k=5)}
+    assert got[("I live in Leeds", "we moved to Bristol")] == (1, "supersede")
+    assert got[("I have a dog", "we got a cat too")] == (0, "coexist")
+    assert got[("we moved to Bristol", "my sister lives in Hull")] == (0, "other")
+    assert ("I live in Leeds", "we got a cat too") not in got  # no longer true then: not a candidate
+
+
+def test_the_threshold_lets_through_at_most_its_share_of_false_positives() -> None:
+    import numpy as np
+
+    scores = np.array([0.99, 0.97, 0.95, 0.9, 0.8, 0.6])
+    labels = np.array([1, 0, 1, 0, 1, 0])
+    cut = pair_model.choose_threshold(scores, labels, n_facts=100, share=0.01)  # one false positive allowed
+    assert cut == 0.9 and int(((scores > cut) & (labels == 0)).sum()) == 1
+    assert pair_model.choose_threshold(scores, labels, n_facts=1000, share=0.01) == 0.5  # never below 0.5
+
+
+def test_the_base_weights_are_verified() -> None:
+    folder = pair_model.base_dir()
+    assert pair_model.sha256_file(folder / "model.safetensors") == pair_model.BASE_SHA256
+
+
+def _built() -> bool:
+    try:
+        _LOAD_SCORER()
+    except (FileNotFoundError, ValueError):
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _built(), reason="the pair model is not built (make resolver-pair)")
+def test_the_trained_pair_model_reads_plain_changes_and_keeps_coexistence() -> None:
+    scorer = _LOAD_SCORER()
+    ptr = pair_model.read_pointer()
+    assert ptr["train_sets"] == ["timelines/train+validation", "world_c/all", "world_n/train"]
+    yes, no = scorer.score([("I live in Manchester", "I moved to Glasgow in March"),
+                            ("I have a dog named Rex", "we got a second dog, a collie called Fern")])
+    assert yes > scorer.threshold > no

@@ -58,6 +58,8 @@ TOOLS: dict[str, Tool] = {
     "fit_v2": Tool("widemem_bench.answerability.fit:tool", "fit answerability v2 on world A's train split",
                    schemas=(("targets", "widemem_bench.answerability.fit:TARGETS"),)),
     "fit_v3": Tool("widemem_bench.answerability.fit_v3:tool", "fit answerability v3 on the development worlds"),
+    "resolver_pair": Tool("widemem_bench.engine.pair_model:tool",
+                          "build the structure resolver's pair model (cached by sha256) and its pointer file"),
     "resolver_fit": Tool("widemem_bench.engine.structure_fit:tool", "fit the structure resolver's frame table on development data"),
     "transfer_report": Tool("widemem_bench.experiments.transfer:tool", "the transfer table for one embedder (reports/transfer.md)"),
     "outside_report": Tool("widemem_bench.experiments.outside:tool", "the blind outside answer sets (reports/outside.md)"),

@@ -48,6 +48,7 @@ SETS: dict[str, str] = {
     "gate users": "development",
     "world A holdout": "measuring",
     "world N holdout": "measuring",
+    "world N fresh": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -175,6 +176,30 @@ def _world_n(world: Any = None) -> Any:
     return _world_split(world, dataset="world_n")
 
 
+# World N with users never generated before (structure resolver v2's measuring read, issue 26:
+# world A's and world N's holdouts were read, failures included, for version 1): the world N
+# generator with a seed no other set, fit or gate uses (datasets use 0, the gate users 23).
+FRESH_N: dict[str, Any] = {"world": "n", "seed": 2612, "n_users": 40, "span_days": 365,
+                           "questions_per_user": 40, "start": "2025-01-06"}
+FRESH_SPLIT = "fresh"
+
+
+def _world_n_fresh() -> Any:
+    """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
+    from widemem_bench.timelines.dataset import Timelines, generate
+
+    g = FRESH_N
+    tl = generate(int(g["n_users"]), int(g["seed"]), span_days=int(g["span_days"]),
+                  questions_per_user=int(g["questions_per_user"]), start=str(g["start"]), world=str(g["world"]))
+    out = []
+    for df in (tl.events, tl.questions):
+        df = df.copy()
+        df["user_id"] = "f" + df["user_id"].astype(str)
+        df["split"] = FRESH_SPLIT
+        out.append(df.reset_index(drop=True))
+    return Timelines(out[0], out[1], {**tl.meta, "split": FRESH_SPLIT, "fresh": dict(g)})
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -191,3 +216,4 @@ register("world A holdout", _world_split, "world A's holdout users (world=<Timel
 register("world N holdout", _world_n, "world N's holdout users (world=<Timelines>, else dataset world_n)")
 register("LoCoMo", _locomo, "the LoCoMo conversations (path=)")
 register("widemem fixture", _fixture, "widemem's own fixture, raw (path=)")
+register("world N fresh", _world_n_fresh, "world N's generator, fresh users (sealed.FRESH_N), in memory")

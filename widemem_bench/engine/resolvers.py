@@ -10,10 +10,11 @@ duplicates (same content hash) itself, whatever the resolver says.
 - ``append``: always ADD (no resolution at all).
 - ``rule``: deterministic reading of subject, single-valued slots and explicit
   change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
-- ``structure``: reads each fact as (subject, predicate frame, value) triples from the
-  language layer's spaCy parse and UPDATEs only on the same subject, an equivalent
-  single-valued frame and another value (see :mod:`.structure` and
-  :class:`StructureResolver`); never DELETEs.
+- ``structure`` (version 2): reads each fact as (subject, predicate frame, value) triples
+  from the language layer's spaCy parse; a gate refuses other subjects and several-valued
+  frames, structure UPDATEs on the same subject, an equivalent single-valued frame and
+  another value, and a pair model (cross-encoder, ``make resolver-pair``) decides the rest
+  (see :mod:`.structure`, :mod:`.pair_model` and :class:`StructureResolver`); never DELETEs.
 - ``oracle``: uses the gold ``slot`` given to ``add_fact``; an upper bound for
   what a resolver can do with the same candidates.
 - ``llm``: one batched call to an OpenAI-compatible endpoint, as widemem does.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from widemem_bench.language import Parser, default_parser
 
@@ -33,8 +34,10 @@ from .llm import ChatClient, LLMError, LLMReplyError
 from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
-from .structure import Claim, FrameTable, first_superseded, load_table
+from .structure import MODEL, RULE, Claim, FrameTable, load_table
 from .structure import claims as structure_claims
+from .structure import gate as structure_gate
+from .structure import parses as structure_parses
 
 log = logging.getLogger(__name__)
 
@@ -200,32 +203,53 @@ def _heads(value: str) -> set[str]:
 
 
 # ------------------------------------------------------------ structure resolver
+class PairModel(Protocol):
+    """What the structure resolver asks of its pair model (:class:`.pair_model.PairScorer`)."""
+
+    threshold: float
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
 class StructureResolver:
-    """Supersedes on structure, keeps whenever structure does not say the old fact is over.
+    """Version 2: supersedes on structure, a learned pair model for what the parse misses.
 
-    Per new fact, its claims (:func:`.structure.claims`: owner, frame, value, from the
-    cached spaCy parse) against each candidate's, nearest first; the first candidate with
-    a claim the new fact supersedes is UPDATEd. A claim supersedes another only when all
-    hold (:func:`.structure.supersedes`):
+    Per new fact, each candidate (nearest first) goes through the gate
+    (:func:`.structure.gate`, on the claims of the cached spaCy parse):
 
-    - the same owner ("user" for I / my / a bare statement / a name the user goes by; a
-      relative's or another person's facts never touch the user's);
-    - the same frame class (the frame table fitted on development data:
-      ``make resolver-fit``);
-    - a frame that holds one value at a time: not multi-valued in the table, and no
-      additive cue (also, too, another, second, a coordinated argument);
-    - another value (neither value's words contain the other's), of an agreeing type;
-      or the same value negated ("no longer at Acme").
+    - REFUSE: never across subjects (owners from the parse; a statement the parse reads no
+      owner in is the user's, the store's own subject), never across frames the frame table
+      (``make resolver-fit``) knows hold several values, never on an additive cue (also,
+      another, second, a coordinated argument);
+    - RULE: the same owner, the same frame class, a frame the table saw hold one value at a
+      time (a frame it never saw counts as several-valued), another value of an agreeing
+      type, or the same value negated (:func:`.structure.supersedes`);
+    - MODEL: the rest. The pair model (a cross-encoder fine-tuned on development pairs,
+      ``make resolver-pair``) scores (old, new); above its threshold it supersedes.
 
-    A fact with no claim (empty, emoji, a bare name, a question) is ADDed and
-    supersedes nothing. An identical fact is NONE, as ``rule``.
+    The first RULE candidate is UPDATEd; else, of the nearest ``model_k`` MODEL candidates,
+    the one with the highest score above the threshold. Every MODEL pair of one ``decide``
+    call is scored in one batch, each distinct pair once. A fact that does not parse (empty,
+    emoji, a bare name, a question: :func:`.structure.parses`) is ADDed and supersedes
+    nothing. An identical fact is NONE.
+    Without the pair model's files the resolver is refused in one line naming
+    ``make resolver-pair``.
     """
 
     name = "structure"
     reads_user_names = True
+    # The pair model scores at most the nearest model_k candidates the gate leaves it (speed:
+    # a cross-encoder pass per pair; issue 26 asks for half of today's throughput).
+    model_k = 3
 
-    def __init__(self, table: FrameTable | None = None, parser: Parser | None = None) -> None:
+    def __init__(self, table: FrameTable | None = None, parser: Parser | None = None,
+                 pair: PairModel | None = None) -> None:
         self.table = table if table is not None else load_table()
+        if pair is None:
+            from .pair_model import load_scorer
+
+            pair = load_scorer()
+        self.pair = pair
         self._parser = parser
 
     @property
@@ -246,24 +270,39 @@ class StructureResolver:
                 read[text] = structure_claims(parsed[text], user_names, self.table.user_nouns)
             return read[text]
 
-        actions: list[Action] = []
+        actions: list[Action | None] = []
+        asks: list[tuple[int, str, str, str]] = []  # (fact index, memory id, old, new)
         for i, fact in enumerate(facts):
             cands = candidates[i] if i < len(candidates) else ()
-            chash = content_hash(fact.content)
-            action = Action("ADD", i)
-            for memory, _ in cands:
-                if (memory.content_hash or content_hash(memory.content)) == chash:
-                    action = Action("NONE", i, memory.id)
-                    break
-            else:
-                new = claims_of(fact.content)
-                if new:
-                    for memory, _ in cands:
-                        if first_superseded(new, claims_of(memory.content), self.table):
-                            action = Action("UPDATE", i, memory.id)
-                            break
+            action, ask = self._gate_one(i, fact, cands, parsed[fact.content], claims_of)
             actions.append(action)
-        return actions
+            asks.extend(ask)
+        scores = self.pair.score([(old, new) for _, _, old, new in asks]) if asks else []
+        best: dict[int, tuple[float, str]] = {}
+        for (i, mid, _, _), s in zip(asks, scores, strict=True):
+            if s > self.pair.threshold and s > best.get(i, (-1.0, ""))[0]:
+                best[i] = (s, mid)
+        return [a if a is not None else (Action("UPDATE", i, best[i][1]) if i in best else Action("ADD", i))
+                for i, a in enumerate(actions)]
+
+    def _gate_one(self, i: int, fact: Fact, cands: Sequence[tuple[Memory, float]], p: Any,
+                  claims_of: Any) -> tuple[Action | None, list[tuple[int, str, str, str]]]:
+        """(the action when structure alone decides, else None; the pairs the model must score)."""
+        chash = content_hash(fact.content)
+        for memory, _ in cands:
+            if (memory.content_hash or content_hash(memory.content)) == chash:
+                return Action("NONE", i, memory.id), []
+        if not structure_parses(p):
+            return Action("ADD", i), []
+        new = claims_of(fact.content)
+        ask: list[tuple[int, str, str, str]] = []
+        for memory, _ in cands:
+            verdict = structure_gate(new, claims_of(memory.content), self.table)
+            if verdict == RULE:
+                return Action("UPDATE", i, memory.id), []
+            if verdict == MODEL and len(ask) < self.model_k:
+                ask.append((i, memory.id, memory.content, fact.content))
+        return (None, ask) if ask else (Action("ADD", i), [])
 
 
 class OracleResolver:

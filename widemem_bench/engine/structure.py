@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from widemem_bench.language import Parse, Subject
 
@@ -56,6 +57,9 @@ class Claim:
     type: str
     additive: bool
     negated: bool
+    # False when the owner is a "name" NER reads as no person (an organisation, a place: chat's
+    # "ngl joined aviva"): the gate then scopes the claim to the store's user (:func:`gate`)
+    owner_read: bool = True
 
 
 def _core(frame: str) -> str:
@@ -89,8 +93,9 @@ def claims(p: Parse, names: frozenset[str] = frozenset(),
         if not owner:
             continue
         s = c.subject
+        read = not (s.kind == "person" and not s.chain and _not_a_person(p.tokens[:c.verb], s.name))
         out.append(Claim(owner, f"{noun}:{_core(t.frame)}", t.value, words, t.value_type,
-                         t.additive or (s.plural and s.kind not in ("user", "none")), t.negated))
+                         t.additive or (s.plural and s.kind not in ("user", "none")), t.negated, read))
     return tuple(out)
 
 
@@ -141,6 +146,13 @@ def _owner(p: Parse, s: Subject, verb: int, names: frozenset[str],
     return "", ""  # a bare noun or pronoun: whose it is is unknown
 
 
+def _not_a_person(before: Iterable[Any], name: str) -> bool:
+    """The subject's name tokens carry an entity label, and none of them PERSON."""
+    words = set(name.split())
+    ents = [t.ent for t in before if t.text.lower() in words and t.ent]
+    return bool(ents) and not any(e.endswith("PERSON") for e in ents)
+
+
 @dataclass(frozen=True)
 class FrameTable:
     """What development data says about frames.
@@ -186,10 +198,12 @@ class FrameTable:
         return a == b or self.frame_class(a) == self.frame_class(b)
 
     def single_valued(self, frame: str) -> bool:
-        """Unknown frames count as single-valued only when the two facts share it exactly
-        (``same_frame``) and no additive cue marks it; a frame development data saw
-        holding several values never is."""
-        return frame not in self.multi
+        """A frame development data saw superseded (``single``, or linked to another by
+        ``equiv``) and never holding several values. A frame the table has never seen counts
+        as several-valued (DESIGN_LOG R12: an unseen frame pair, "holds a position as X" /
+        "holds accounts at Z", was world A holdout's every false update): the rule leaves
+        it alone, and the pair model decides (:func:`gate`)."""
+        return frame not in self.multi and (frame in self.single or frame in self._cls)  # type: ignore[attr-defined]
 
     def to_json(self) -> str:
         body = {"sets": list(self.sets), "equiv": sorted(sorted(p) for p in self.equiv),
@@ -242,3 +256,55 @@ def supersedes(new: Claim, old: Claim, table: FrameTable) -> bool:
 def first_superseded(new: Iterable[Claim], old: Iterable[Claim], table: FrameTable) -> bool:
     olds = tuple(old)
     return any(supersedes(n, o, table) for n in new for o in olds)
+
+
+REFUSE, RULE, MODEL = "refuse", "rule", "model"
+
+
+def _owners(cs: tuple[Claim, ...]) -> frozenset[str]:
+    """Whose facts ``cs`` state. A statement the parse reads no owner in (no claim, or an
+    owner NER says is no person) is scoped to the store it is in: the user's (the engine
+    fetches candidates of the same user only)."""
+    return frozenset(c.owner if c.owner_read else "user" for c in cs) or frozenset({"user"})
+
+
+def parses(p: Parse) -> bool:
+    """Whether a statement says anything a resolver can read: not empty, not a question, and
+    a triple or at least two content words (an emoji, "ok", a bare name do not)."""
+    if p.empty or p.is_question:
+        return False
+    return bool(p.triples) or sum(t.pos not in _SKIP_POS and any(ch.isalnum() for ch in t.text)
+                                  for t in p.tokens) >= 2
+
+
+def gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable) -> str:
+    """What may decide whether ``new`` supersedes ``old``: REFUSE (nothing may), RULE
+    (structure says it does: :func:`supersedes`), or MODEL (the pair model decides).
+
+    REFUSE when the new fact says it adds (also, another, second, a coordinated argument);
+    when the two facts have no owner in common (never across subjects); when either fact
+    states, for the owners they share, only frames the table knows hold several values at
+    once (a second pet, a second medication: never across multi-valued frames); and, when
+    the rule does not decide, when they share no (owner, possessed noun): the model never
+    decides between a relative's fact and another's."""
+    if any(c.additive for c in new):
+        return REFUSE
+    shared = _owners(new) & _owners(old)
+    if not shared:
+        return REFUSE
+    for side in (new, old):
+        mine = [c for c in side if (c.owner if c.owner_read else "user") in shared]
+        if mine and all(c.frame in table.multi for c in mine):
+            return REFUSE
+    if any(supersedes(n, o, table) for n in new for o in old):
+        return RULE
+    if not _who(new) & _who(old):
+        return REFUSE  # the model never decides between two people of one owner ("my brother", "my wife")
+    return MODEL
+
+
+def _who(cs: tuple[Claim, ...]) -> frozenset[tuple[str, str]]:
+    """(owner, possessed noun) of each claim: "my wife" and "my brother" are two people (so,
+    to be safe, are the user and "my flat": only the rule's frame classes join those)."""
+    return frozenset(((c.owner if c.owner_read else "user"), c.frame.split(":")[0]) for c in cs) \
+        or frozenset({("user", "")})

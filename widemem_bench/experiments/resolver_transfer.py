@@ -39,6 +39,8 @@ from widemem_bench.metrics.registry import METRICS, register
 
 RESOLVERS = ("append", "rule", "structure", "oracle")
 RATE_METRIC = "resolver_event_rate"
+# Measuring sets with no dataset config: params.sets name -> sealed split (structure v2's fresh read).
+FRESH = {"world_n_fresh": "world N fresh"}
 
 
 def _rate(hits: Any, den: Any) -> float:
@@ -182,6 +184,11 @@ def load_set(name: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     from widemem_bench.provenance import REPO_ROOT
     from widemem_bench.timelines.loading import load_dataset
 
+    if name in FRESH:  # generated in memory by the sealed loader, never on disk
+        from widemem_bench.sealed import MEASURE, open_split
+
+        tl = open_split(FRESH[name], MEASURE)
+        return tl, dict(tl.meta)
     if (cfg.get("dataset") or {}).get("name") == name:
         return load_dataset(cfg["dataset"], cfg.get("paths") or {})
     path = REPO_ROOT / "configs" / "dataset" / f"{name}.yaml"
