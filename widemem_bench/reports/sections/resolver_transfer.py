@@ -92,7 +92,7 @@ def render_ceiling(ceil: pd.DataFrame, seen: Any = None) -> str:
                 "survival, direct": f"{sd['value']:.1%} ({sd['count']}/{sd['n']})" if sd is not None else "n/a",
                 "survival, oblique": f"{so['value']:.1%} ({so['count']}/{so['n']})" if so is not None else "n/a",
                 "false updates": int(fu["count"]) if fu is not None else "n/a",
-                "replay ms / fact": f"{ms['value']:.2f}" if ms is not None else "n/a",
+                "replay ms / fact": f"{ms['value']:.2f} ms" if ms is not None else "n/a",  # the unit lets check mask it
             })
         out += ["", "Recall and cost against the candidate count (replay ms per fact is wall time on a shared "
                 "machine: compare within a run only).", "", _md_table(pd.DataFrame(rows))]
