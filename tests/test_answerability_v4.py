@@ -163,3 +163,10 @@ def test_engine_switch_v4_by_name(emb, fake_cross) -> None:
         assert eng.search("what?", "empty-user").confidence.value in ("high", "moderate", "low", "none")
     finally:
         set_scorer_v4(None)
+
+
+def test_committed_v4_file_loads() -> None:
+    s = load_scorer_v4("minilm-l6")
+    assert s.model.features == FEATURES_V4 and len(s.cross_key) == 64
+    assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
+    assert s.meta["answerable_at_none"]["upper_bound"] <= 0.05
