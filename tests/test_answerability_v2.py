@@ -193,7 +193,7 @@ def test_engine_v2_and_v1_by_name(emb) -> None:
     finally:
         set_scorer_v2(None)
     with pytest.raises(ValueError, match="confidence"):
-        EngineConfig(confidence="answerability_v4")
+        EngineConfig(confidence="answerability_v9")
     assert EngineConfig(confidence="answerability_v1").confidence == "answerability_v1"
 
 

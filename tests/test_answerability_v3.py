@@ -137,7 +137,7 @@ def test_engine_switch_v2_default_v3_by_name(emb) -> None:
         set_scorer_v2(None)
     assert EngineConfig(confidence="answerability_v2").confidence == "answerability_v2"  # = "answerability"
     with pytest.raises(ValueError, match="confidence"):
-        EngineConfig(confidence="answerability_v4")
+        EngineConfig(confidence="answerability_v9")
 
 
 def test_engine_parses_memories_at_add_time(emb) -> None:

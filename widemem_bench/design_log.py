@@ -30,7 +30,7 @@ from widemem_bench.sealed import DEVELOPMENT_SETS, SETS
 LOG_PATH = REPO_ROOT / "reports" / "DESIGN_LOG.md"
 # Methods a decision can change. "generator" = the synthetic worlds' ground truth (a data
 # change, not a method: it marks no method's figures).
-METHODS = ("answerability v1", "answerability v2", "answerability v3", "calibrated thresholds",
+METHODS = ("answerability v1", "answerability v2", "answerability v3", "answerability v4", "calibrated thresholds",
            "rule resolver", "structure resolver", "language layer", "generator")
 MARK = "†"
 _HEADING = re.compile(r"^### (?P<id>[A-Z]?\d+)\. (?P<date>\d{4}-\d{2}-\d{2}) — (?P<title>.+)$")

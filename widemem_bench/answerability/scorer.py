@@ -100,24 +100,27 @@ def assess_confidence(
     "answerability" or its alias "answerability_v2" (`answerability.v2`, in its own file;
     it embeds the masked texts with ``encoder``, the engine's embedder, or the registry's
     when None) or "answerability_v3" (opt-in, `answerability.v3`: v2's features plus the
-    query's parse against its memories', in ``<embedder>.v3.json``).
+    query's parse against its memories', in ``<embedder>.v3.json``) or "answerability_v4" (opt-in,
+    `answerability.v4`: v3's features plus a fine-tuned cross-encoder over the top memories).
     """
     del thresholds  # the answerability bands use their own calibrated cut-offs
-    if version in ("answerability", "answerability_v2", "answerability_v3"):
+    if version in ("answerability", "answerability_v2", "answerability_v3", "answerability_v4"):
         from widemem_bench.answerability.v2 import assess_confidence_v2, encoder_fn
         from widemem_bench.answerability.v3 import assess_confidence_v3
+        from widemem_bench.answerability.v4 import assess_confidence_v4
 
-        name = "v3" if version == "answerability_v3" else "v2"
+        name = version.rsplit("_", 1)[-1] if version != "answerability" else "v2"
         if embedder is None:
             raise ValueError(f"assess_confidence: answerability {name} needs embedder= (registry name)")
         if encoder is None:
             from widemem_bench.embedders import load_embedder
 
             encoder = load_embedder(embedder)
-        assess = assess_confidence_v3 if version == "answerability_v3" else assess_confidence_v2
+        assess = {"v3": assess_confidence_v3, "v4": assess_confidence_v4}.get(name, assess_confidence_v2)
         return assess(query, results, embedder=embedder, encode=encoder_fn(encoder))
     if version != "answerability_v1":
-        raise ValueError("version must be 'answerability' (= 'answerability_v2'), 'answerability_v3' or "
+        raise ValueError("version must be 'answerability' (= 'answerability_v2'), 'answerability_v3', "
+                         "'answerability_v4' or "
                          f"'answerability_v1', got {version!r}")
     if embedder is None:
         if model_id is None:

@@ -50,10 +50,7 @@ class ScorerV3:
     def features(self, query: str, contents: Sequence[str], cosines: Sequence[float], encode: Encode,
                  parser: Any = None) -> np.ndarray:
         """`FEATURES_V3` of one search; the query and the memories are parsed (cached) by ``parser``."""
-        contents = [str(c) for c in contents[:MAX_RESULTS]]
-        v2 = query_features_v2(query, contents, cosines, encode, None)
-        parses = (parser or _parser()).parse_many([query, *contents])
-        return np.concatenate([v2, language_features(parses[0], parses[1:], cosines)])
+        return features_v3_row(query, contents, cosines, encode, parser)
 
     def probability(self, query: str, contents: Sequence[str], cosines: Sequence[float], encode: Encode,
                     parser: Any = None) -> float:
@@ -83,6 +80,15 @@ class ScorerV3:
             raise ValueError(f"{where}: cutoffs must be (high, moderate, low) in that order, got {list(cut)}")
         meta = {k: v for k, v in data.items() if k not in ("format", "embedder", "model", "cutoffs")}
         return cls(str(data["embedder"]), model, (cut[0], cut[1], cut[2]), meta)
+
+
+def features_v3_row(query: str, contents: Sequence[str], cosines: Sequence[float], encode: Encode,
+                    parser: Any = None) -> np.ndarray:
+    """`FEATURES_V3` of one search (also the first columns of v4's row)."""
+    contents = [str(c) for c in contents[:MAX_RESULTS]]
+    v2 = query_features_v2(query, contents, cosines, encode, None)
+    parses = (parser or _parser()).parse_many([query, *contents])
+    return np.concatenate([v2, language_features(parses[0], parses[1:], cosines)])
 
 
 def scorer_path_v3(embedder: str, directory: str | Path | None = None) -> Path:

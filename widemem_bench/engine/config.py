@@ -22,7 +22,7 @@ from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, vali
 RESOLVERS: tuple[str, ...] = ("append", "rule", "structure", "oracle", "llm")
 EXTRACTORS: tuple[str, ...] = ("verbatim", "rule", "llm")
 CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability", "answerability_v2", "answerability_v3",
-                                       "answerability_v1")
+                                       "answerability_v4", "answerability_v1")
 AGE_SOURCES: tuple[str, ...] = ("clock", "insert")
 UNCERTAINTY_MODES: tuple[str, ...] = ("strict", "helpful", "creative")
 WEIGHT_SUM_TOLERANCE = 1e-6
@@ -135,7 +135,9 @@ class EngineConfig:
       "answerability" (the project's scorer, v2: subject-masked similarity, no topic
       lists; also "answerability_v2"), "answerability_v3" (opt-in: v2's features plus the
       language layer's parse of the question against its top memories; below v2 on
-      world B and LoCoMo, DESIGN_LOG M1) or "answerability_v1" (the first scorer).
+      world B and LoCoMo, DESIGN_LOG M1), "answerability_v4" (opt-in: v3's features plus a
+      cross-encoder fine-tuned on development pairs, built by `make answer-cross`) or
+      "answerability_v1" (the first scorer).
     - ``uncertainty_mode``: strict | helpful | creative (widemem: helpful).
 
     YMYL (off by default, as in widemem)

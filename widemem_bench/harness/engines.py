@@ -57,7 +57,7 @@ def confidence_hooks(ec: EngineConfig, embedder: Any) -> tuple[ConfidenceFn | No
                           embedder=embedder.name, version=version, encoder=embedder))
 
     warm = None
-    if version == "answerability_v3":
+    if version in ("answerability_v3", "answerability_v4"):  # both read each memory's parse
         try:
             warm = importlib.import_module("widemem_bench.answerability.v3").warm
         except ImportError:

@@ -1,0 +1,172 @@
+"""Answerability v4: the cross-encoder's pairs and cache, its features (batched = single rows),
+the v4 file, the engine's ``confidence="answerability_v4"`` switch, and the one-line errors.
+
+Every text here is written for these tests (no generator, holdout, world-B or outside phrasing).
+The trained cross-encoder itself is not loaded: a stand-in scores the pairs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from widemem_bench.answerability import cross
+from widemem_bench.answerability.trees import fit_trees
+from widemem_bench.answerability.v2 import encoder_fn
+from widemem_bench.answerability.v4 import (
+    CROSS_TOP_K,
+    FEATURES_V4,
+    NO_PAIR,
+    ScorerV4,
+    cross_row,
+    cross_rows,
+    feature_rows_v4,
+    load_scorer_v4,
+    save_scorer_v4,
+    set_scorer_v4,
+)
+from widemem_bench.embedders import load_embedder
+from widemem_bench.engine import EngineConfig, MemoryEngine
+
+KEY = "test-" + "0" * 59
+
+
+class Overlap:
+    """A stand-in cross-encoder: the logit is the shared-word count minus one; it counts its calls."""
+
+    def __init__(self) -> None:
+        self.pairs: list[tuple[str, str]] = []
+
+    def scores(self, pairs):
+        self.pairs += list(pairs)
+        return np.array([len(set(q.lower().split()) & set(m.lower().split())) - 1.0 for q, m in pairs])
+
+
+@pytest.fixture(scope="module")
+def emb():
+    return load_embedder("hash-test", cache=False)
+
+
+@pytest.fixture()
+def fake_cross():
+    f = Overlap()
+    cross._LOADED[KEY] = f  # type: ignore[assignment]
+    yield f
+    cross._LOADED.pop(KEY, None)
+
+
+def _toy(embedder: str = "hash-test") -> ScorerV4:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, len(FEATURES_V4)))
+    y = x[:, FEATURES_V4.index("cross_max")] + 0.3 * rng.normal(size=400) > 0
+    return ScorerV4(embedder, fit_trees(x, y, FEATURES_V4, max_iter=8), (0.9, 0.5, 0.2), KEY)
+
+
+def test_pairs_label_the_gold_memory_and_skip_stale() -> None:
+    top = ["train leaves at 9pm", "used to take the 7am train", "aunt works at the library"]
+    got = cross.question_pairs("answerable", top, {"train leaves at 9pm"}, {"used to take the 7am train"}, 3)
+    assert got == [("train leaves at 9pm", 1), ("aunt works at the library", 0)]
+    # the gold memory below the searched top still gives the positive pair
+    assert cross.question_pairs("answerable", top[1:], {"train leaves at 9pm"}, set(), 2)[0] == \
+        ("train leaves at 9pm", 1)
+    assert cross.question_pairs("hard_negative", top, set(), {"used to take the 7am train"}, 3) == \
+        [("train leaves at 9pm", 0)]
+    assert cross.question_pairs("stale_probe", top, set(), set(), 3) == []
+    assert cross.question_pairs("answerable", top, set(), set(), 3) == []
+
+
+def test_cross_users_are_seeded_and_a_share() -> None:
+    users = [f"w:u{i:04d}" for i in range(2000)]
+    a = [cross.is_cross_user(u, 0) for u in users]
+    assert a == [cross.is_cross_user(u, 0) for u in users]
+    assert abs(np.mean(a) - cross.SETTINGS["share"]) < 0.05
+    assert a != [cross.is_cross_user(u, 1) for u in users]
+
+
+def test_cache_key_moves_with_data_and_seed() -> None:
+    p = [{"query": "where does my aunt work?", "memory": "aunt works at the library", "label": 1}]
+    k = cross.cache_key(p, 0)
+    assert k == cross.cache_key(p, 0) and len(k) == 64
+    assert k != cross.cache_key(p, 1)
+    assert k != cross.cache_key([{**p[0], "label": 0}], 0)
+
+
+def test_missing_model_is_one_line_naming_the_target(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
+    with pytest.raises(ValueError, match="make answer-cross"):
+        cross.load_cross("f" * 64)
+    d = tmp_path / "cross" / ("e" * 64)
+    d.mkdir(parents=True)
+    (d / "manifest.json").write_text(json.dumps({"weights_sha256": "0" * 64, "settings": {"max_length": 64}}))
+    (d / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ValueError, match="damaged"):
+        cross.load_cross("e" * 64)
+
+
+def test_tampered_base_weights_are_refused(monkeypatch) -> None:
+    monkeypatch.setattr(cross, "_VERIFIED", {})
+    monkeypatch.setattr(cross, "BASE_SHA256", "1" * 64)
+    with pytest.raises(ValueError, match="sha256"):
+        cross.base_dir()
+
+
+def test_cross_features() -> None:
+    assert cross_row([], []).tolist() == [NO_PAIR, NO_PAIR, 0.0]
+    assert cross_row([0.5, 2.0, 1.0], [0.7, 0.4, 0.3]).tolist() == [0.5, 2.0, 0.4]
+
+
+def test_batched_rows_equal_single_rows(emb, fake_cross) -> None:
+    s = _toy()
+    queries = ["what time does my train leave?", "where does my aunt work?", ""]
+    contents = [["train leaves at 9pm", "aunt works at the library", "a", "b"], ["aunt works at the library"], []]
+    cosines = [[0.5, 0.1, 0.05, 0.01], [0.7], []]
+    batch = feature_rows_v4(queries, contents, cosines, emb, fake_cross)
+    assert batch.shape == (3, len(FEATURES_V4))
+    # only the first CROSS_TOP_K memories of a search are scored
+    assert len(fake_cross.pairs) == min(4, CROSS_TOP_K) + 1
+    for i, q in enumerate(queries):
+        np.testing.assert_allclose(batch[i], s.features(q, contents[i], cosines[i], encoder_fn(emb)), atol=1e-6)
+    np.testing.assert_allclose(cross_rows(queries, contents, cosines, fake_cross), batch[:, -3:])
+
+
+def test_file_round_trip_and_bad_files(tmp_path) -> None:
+    s = _toy()
+    path = save_scorer_v4(s, tmp_path / "hash-test.v4.json")
+    back = load_scorer_v4("hash-test", tmp_path)
+    assert back.cutoffs == s.cutoffs and back.cross_key == KEY
+    x = np.random.default_rng(0).normal(size=(5, len(FEATURES_V4)))
+    np.testing.assert_allclose(back.model.predict_proba(x), s.model.predict_proba(x))
+    bad = json.loads(path.read_text())
+    bad["model"]["features"] = [*bad["model"]["features"][:-3], "a", "b", "c"]
+    (tmp_path / "b.v4.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="features"):
+        load_scorer_v4("b", tmp_path)
+    with pytest.raises(ValueError, match="make fit-v4"):
+        load_scorer_v4("nothing", tmp_path)
+
+
+def test_engine_switch_v4_by_name(emb, fake_cross) -> None:
+    set_scorer_v4(_toy())
+    try:
+        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v4"))
+        eng.add_fact("train leaves at 9pm", "u1")
+        eng.add_fact("aunt works at the library", "u1")
+        q = "when does my train leave?"
+        res = eng.search(q, "u1")
+        scorer = load_scorer_v4("hash-test")
+        p = scorer.probability(q, [r.memory.content for r in res], [r.raw_similarity_score for r in res],
+                               encoder_fn(emb))
+        assert res.confidence.value == scorer.band(p)
+        assert (q, res[0].memory.content) in fake_cross.pairs
+        assert eng.search("what?", "empty-user").confidence.value in ("high", "moderate", "low", "none")
+    finally:
+        set_scorer_v4(None)
+
+
+def test_committed_v4_file_loads() -> None:
+    s = load_scorer_v4("minilm-l6")
+    assert s.model.features == FEATURES_V4 and len(s.cross_key) == 64
+    assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
+    assert s.meta["answerable_at_none"]["upper_bound"] <= 0.05
