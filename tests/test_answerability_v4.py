@@ -28,7 +28,8 @@ from widemem_bench.answerability.v4 import (
     set_scorer_v4,
 )
 from widemem_bench.embedders import load_embedder
-from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine import EngineConfig
+from widemem_bench.harness import build_engine
 
 KEY = "test-" + "0" * 59
 
@@ -150,7 +151,7 @@ def test_file_round_trip_and_bad_files(tmp_path) -> None:
 def test_engine_switch_v4_by_name(emb, fake_cross) -> None:
     set_scorer_v4(_toy())
     try:
-        eng = MemoryEngine(emb, EngineConfig(confidence="answerability_v4"))
+        eng = build_engine(emb, EngineConfig(confidence="answerability_v4"))
         eng.add_fact("train leaves at 9pm", "u1")
         eng.add_fact("aunt works at the library", "u1")
         q = "when does my train leave?"

@@ -371,9 +371,9 @@ def build(settings: dict[str, Any] | None = None, pointer: Path | None = None) -
 
 def tool(cfg: dict[str, Any]) -> int:
     """``widemem-bench resolver_pair`` (``make resolver-pair``): build (or find cached) and point."""
-    b = build()
+    b = build(pointer=Path(str(cfg["pointer"])) if cfg.get("pointer") else None)
     print(f"pair model {b['key'][:12]}: {sum(b['trained_pairs'].values())} pairs trained in {b['train_seconds']} s "
           f"(seed {b['settings']['seed']}, one thread); threshold {b['threshold']} on world N validation "
           f"(recall {b['choose']['recall']}, {b['choose']['false_positives']} false of {b['choose']['facts']} facts); "
-          f"wrote {POINTER}")
+          f"wrote {cfg.get('pointer') or POINTER}")
     return 0
