@@ -22,7 +22,6 @@ from widemem_bench.timelines import (
     materialize,
     quiet_days,
 )
-from widemem_bench.timelines import build as build_mod
 from widemem_bench.timelines import holdout_templates as H
 from widemem_bench.timelines import templates as T
 from widemem_bench.timelines import vocab as V
@@ -431,12 +430,14 @@ def test_dataset_configs(name: str) -> None:
 
 
 def test_build_is_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--config", "timelines_small", "--n-users", "5", "--out", str(tmp_path)]
-    assert build_mod.main(args) == 0
+    from widemem_bench.cli import main as front_door
+
+    args = ["data", "configs=[timelines_small]", "n_users=5", f"out={tmp_path}"]
+    assert front_door(args) == 0
     first = capsys.readouterr().out
     assert "built" in first
     before = _sha(tmp_path)
-    assert build_mod.main(args) == 0
+    assert front_door(args) == 0
     assert "already built" in capsys.readouterr().out
     assert _sha(tmp_path) == before
 
