@@ -60,7 +60,6 @@ PENDING_EDGES: dict[tuple[str, str], str] = {
     ("answerability/fit_v3.py", "calibrate"): "cal",
     ("peers/evaluate.py", "calibrate"): "cal",
     ("experiments/calibrate.py", "calibrate"): "cal",  # with calibrate.py -> experiments: a circle
-    ("reports/sections/peer.py", "calibrate"): "cal",
     ("language/bench.py", "external"): "cli",  # a bench script's LoCoMo texts (its main tail)
     ("perf/answerability.py", "reports"): "cli",  # main tail renders reports/perf.md
     ("experiments/perf.py", "reports"): "cli",  # run_perf(report=...) and the main tail render
