@@ -166,6 +166,11 @@ def test_every_make_target_that_runs_the_package_calls_the_front_door() -> None:
     """Python runs only tools (pip, pytest; ruff and mypy are their own commands) and, before
     the venv exists, provenance.py's lock check loaded from its file."""
     lines = [ln.strip() for ln in (ROOT / "Makefile").read_text().splitlines() if ln.startswith("\t")]
+    # $(WB) is the venv's console script, so a target's line is the front door and not a bare word
+    # (a `WB := $(WB)` left by a merge made every target run "check_report" as a shell command).
+    proc = subprocess.run(["make", "-s", "-f", "-", "-f", str(ROOT / "Makefile"), "print-wb"],
+                          input="print-wb:\n\t@echo $(WB)\n", capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.stdout.strip() == ".venv/bin/widemem-bench", proc.stdout + proc.stderr
     assert len([ln for ln in lines if re.search(r"\$\(WB\) |/bin/widemem-bench ", ln)]) >= 13
     python = [ln for ln in lines if re.search(r"\$\((PY|PYTHON)\)", ln) and "$(call PROVENANCE" not in ln]
     stray = [ln for ln in python if not re.search(r"\$\((PY|PYTHON)\) -m (pip|pytest|venv)\b", ln)]

@@ -40,11 +40,9 @@ from widemem_bench.calibration.tradeoff import (
     tradeoff_rows,
 )
 from widemem_bench.engine import thresholds_for_model
+from widemem_bench.engine.config import WIDEMEM_DECAY, WIDEMEM_WEIGHTS
 from widemem_bench.evaluation.calibration_fixture import fixture_table
 from widemem_bench.timelines.dataset import check_fittable
-
-WIDEMEM_WEIGHTS = (0.5, 0.3, 0.2)
-WIDEMEM_DECAY = ("exponential", 0.01)
 
 
 class LogisticScorer:

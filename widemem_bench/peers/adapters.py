@@ -125,6 +125,9 @@ def load_factory(name: str, factory: str | None = None) -> Callable[..., Any]:
             obj = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"adapter.factory: cannot import {factory!r} ({exc})".splitlines()[0]) from None
+        if not callable(obj) or inspect.ismodule(obj):
+            raise ValueError(f"adapter.factory: {factory!r} is a {type(obj).__name__}, not a class or function "
+                             "that takes (embedder, **options)")
         return obj  # type: ignore[no-any-return]
     hits = [ep for ep in metadata.entry_points(group=ENTRY_POINTS) if ep.name == name]
     if not hits:
@@ -151,7 +154,16 @@ def _outside(name: str, factory: Callable[..., Any], embedder: Any, options: dic
     if unknown and not takes_any:
         raise ValueError(f"adapter.options: unknown option(s) {unknown} for {name!r} (known: {accepted})")
     extra = {"work_dir": work_dir} if "work_dir" in params else {}
-    return factory(embedder, **options, **extra)
+    try:
+        built = factory(embedder, **options, **extra)
+    except TypeError as exc:  # a factory of another shape: say so in one line, not a traceback
+        raise ValueError(f"adapter {name!r}: its factory does not take (embedder, **options): {exc}"
+                         .splitlines()[0]) from None
+    missing = [m for m in ("add_fact", "search") if not callable(getattr(built, m, None))]
+    if missing:
+        raise ValueError(f"adapter {name!r}: its factory returned a {type(built).__name__} without "
+                         f"{' and '.join(missing)}() (the MemoryAdapter protocol)")
+    return built
 
 
 def build_adapter(name: str, embedder: Any, options: dict[str, Any] | None = None,

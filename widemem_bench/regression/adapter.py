@@ -125,6 +125,11 @@ def _bless(name: str, path: Path, reason: str, options: Mapping[str, Any], tl: A
 def adapter_gate(name: str, options: Mapping[str, Any], baseline: Path | None = None,
                  write: str | None = None) -> int:
     """Gate (or, with ``write``, bless) adapter ``name``: exit code 0 pass, 1 a change."""
+    from widemem_bench.peers.adapters import ADAPTERS, plugin_names
+
+    known = [*ADAPTERS, *plugin_names()]
+    if name not in known:  # before the baseline: an unknown name is not "unblessed"
+        raise GateInputError(f"adapter: unknown adapter {name!r} (known: {', '.join(known)})")
     path = baseline or adapter_baseline_path(name)
     tl = gate_timelines()
     users = sorted(tl.events["user_id"].unique())[:ADAPTER_USERS]
