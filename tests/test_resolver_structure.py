@@ -211,7 +211,7 @@ def test_the_pair_model_decides_what_the_parse_misses() -> None:
 @pytest.mark.parametrize("facts", [
     ("my brother works at Deloitte", "my wife works at Accenture", "I work at KPMG"),  # three people
     ("I have a dog named Rex", "we got a second dog, a collie called Fern"),  # a second pet
-    ("my flatmate takes sertraline every morning", "my flatmate also takes ibuprofen daily"),  # a second dose
+    ("my flatmate takes sertraline every morning", "my flatmate also takes vitamin d daily"),  # a second dose
     ("I speak Polish", "I speak Spanish too"),
     ("I live in Manchester", "😀😀"),  # no triple: supersedes nothing
     ("I live in Manchester", "Priya"),

@@ -200,8 +200,8 @@ class FrameTable:
     def single_valued(self, frame: str) -> bool:
         """A frame development data saw superseded (``single``, or linked to another by
         ``equiv``) and never holding several values. A frame the table has never seen counts
-        as several-valued (DESIGN_LOG R12: an unseen frame pair, "holds a position as X" /
-        "holds accounts at Z", was world A holdout's every false update): the rule leaves
+        as several-valued (DESIGN_LOG R12: one unseen light-verb frame pair,
+        a job and a bank account, was world A holdout's every false update): the rule leaves
         it alone, and the pair model decides (:func:`gate`)."""
         return frame not in self.multi and (frame in self.single or frame in self._cls)  # type: ignore[attr-defined]
 
