@@ -133,7 +133,9 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
                 "survival, direct": f"{sd} ({sd_c}/{sd_n})",
                 "survival, oblique": f"{so} ({so_c}/{so_n})",
             })
-    versions = ", ".join(f"{k}: {v.get('version')}" for k, v in (metas or {}).items())
+    # A set with no built version (world N fresh) is generated in memory for the read, never saved.
+    versions = ", ".join(f"{k}: {v.get('version') if isinstance(v.get('version'), str) else 'generated in memory'}"
+                         for k, v in (metas or {}).items())
     return "\n".join([
         "## Resolver transfer (`resolver_transfer`)",
         "",
