@@ -47,3 +47,9 @@ def test_the_gate_catches_the_catalogue(tmp_path: Path) -> None:
     for o in outcomes:
         if o.mutation.name in ISSUE_THREE:
             assert o.caught and o.metrics, f"{o.mutation.name}: no failing line names a metric\n{text}"
+
+
+def test_the_table_names_its_commit() -> None:
+    m = mutations.CATALOGUE[0]
+    text = mutations.table([mutations.Outcome(m, 1, ["REGRESSION retrieval/hit@1: x"], 1.0)], commit="`abc1234`")
+    assert "Every row ran at `abc1234`" in text and "| `weights_default` |" in text

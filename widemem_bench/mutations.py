@@ -254,7 +254,19 @@ def run_one(m: Mutation, root: Path = REPO_ROOT) -> Outcome:
     return Outcome(m, r.returncode, failures, time.perf_counter() - t0)
 
 
-def table(outcomes: Sequence[Outcome]) -> str:
+def ran_at(root: Path = REPO_ROOT) -> str:
+    """The commit the catalogue runs at (every row copies this checkout), and whether its
+    tracked files differ from it: the report names it so a fresh clone can reproduce it."""
+    from widemem_bench.provenance import git_info
+
+    info = git_info() if root == REPO_ROOT else {"sha": None, "dirty": None}
+    sha = info.get("sha")
+    if not sha:
+        return "a checkout outside git"
+    return f"`{sha[:7]}`" + (" with uncommitted changes" if info.get("dirty") else "")
+
+
+def table(outcomes: Sequence[Outcome], commit: str | None = None) -> str:
     muts = [o for o in outcomes if not o.mutation.neutral]
     neutral = [o for o in outcomes if o.mutation.neutral]
     caught = sum(o.caught for o in muts)
@@ -272,6 +284,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
         f"caught by a gated metric (not only by a changed setting): {by_metric} / {len(muts)}",
         f"- neutral changes flagged: **{flagged} / {len(neutral)}**",
         "",
+        *([f"Every row ran at {commit} (`widemem-bench mutations`, OMP_NUM_THREADS=1).", ""] if commit else []),
         "| mutation | what | caught | metrics that failed | settings that differ |",
         "|---|---|---|---|---|",
     ]
@@ -302,7 +315,7 @@ def tool(cfg: dict[str, Any]) -> int:
         print(f"[{i}/{len(chosen)}] {m.name}: {'caught' if o.caught else 'passed'} ({o.seconds:.0f} s)"
               + (f" {', '.join(o.metrics[:3]) or (o.failures[0] if o.failures else '')}" if o.caught else ""),
               file=sys.stderr, flush=True)
-    text = table(outcomes)
+    text = table(outcomes, commit=ran_at())
     out = str(cfg["out"]) if cfg.get("out") is not None else ("-" if cfg["only"] else str(REPORT))
     if out != "-":
         Path(out).write_text(text, encoding="utf-8")
