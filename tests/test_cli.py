@@ -272,3 +272,11 @@ def test_tool_yaml_files_are_plain_mappings() -> None:
         node = yaml.safe_load(path.read_text())
         assert isinstance(node, dict) and node, path
         assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", k) for k in node), path
+
+
+def test_an_unknown_experiment_key_is_one_line_naming_the_accepted_ones_and_writes_nothing(tmp_path: Path) -> None:
+    r = _cli("smoke", "nosuch=1", f"paths.output_dir={tmp_path / 'out'}", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: nosuch: no such key in the config of experiment smoke; accepted: ")
+    assert "params" in r.stderr.split("accepted: ", 1)[1]
+    assert not any(tmp_path.iterdir()), sorted(tmp_path.iterdir())

@@ -194,7 +194,11 @@ def test_every_group_key_changes_the_engine_config(key: str, value: Any) -> None
 @pytest.mark.parametrize("argv,expected", [
     (["experiment=sweep_weights", "weights=equal"],
      r"^weights: experiment sweep_weights does not honour this key"),
-    (["experiment=compare_embedders", "params.nboot=3"], r"did you mean params\.n_boot\?"),
+    (["experiment=compare_embedders", "params.nboot=3"], r"did you mean params\.n_boot\?\); params has: n_boot, "),
+    (["experiment=smoke", "nosuch=1"],
+     r"^nosuch: no such key in the config of experiment smoke; accepted: embedder\.name, params, task_name, .*"
+     r"`widemem-bench run smoke --help`"),
+    (["experiment=peer", "params.nosuch=1"], r"^params\.nosuch: no such key .*; params has: n_users, seed, "),
     (["experiment=compare_embedders", "weigths.similarity=0.3"], r"did you mean weights\.similarity\?"),
     (["experiment=compare_embedders", "embedder.pooling=cls"],
      r"^embedder\.pooling: does not apply to runtime sentence-transformers"),

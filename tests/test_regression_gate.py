@@ -104,8 +104,12 @@ def test_bad_input_is_one_line_naming_the_command(tmp_path: Path, monkeypatch: p
     with pytest.raises(regression.GateInputError, match=r"needs a reason"):
         regression.write_baseline("  ", tmp_path / "b.json")
     assert not (tmp_path / "b.json").exists()
-    with pytest.raises(regression.GateInputError, match=r"^weights: .*keys: write, bench"):
+    with pytest.raises(regression.GateInputError, match=r"^weights: not a key of regression; accepted: write, bench"):
         regression.main(["weights=0.2,0.5,0.3"])
+    with pytest.raises(regression.GateInputError, match=r"^basline: .*did you mean 'baseline'\? accepted: write"):
+        regression.main(["basline=x.json"])
+    with pytest.raises(regression.GateInputError, match=r"^adapter\.nosuch: adapter takes one value"):
+        regression.main(["adapter.nosuch=1"])
     with pytest.raises(regression.GateInputError, match=r"'--write' is not key=value"):
         regression.main(["--write", "why"])
     with pytest.raises(regression.GateInputError, match=r"^bench: "):

@@ -82,6 +82,19 @@ def closest_key(key: str, cfg: Mapping[str, Any]) -> str | None:
     return hit[0] if hit else None
 
 
+def accepted_keys(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[str, Any]) -> str:
+    """What may be set where `key` was: the keys of its deepest existing parent node
+    (`params.nosuch` -> params' keys), or at the top the prefixes the experiment honours."""
+    parts = key.split(".")
+    for depth in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:depth])
+        node = default_of(parent, cfg)
+        if isinstance(node, Mapping) and node and covered(parent, (*honours, *HARNESS)):
+            return f"{parent} has: {', '.join(str(k) for k in node)}"
+    top = [h for h in honours if h != "experiment"] + [h for h in HARNESS if h != "experiment"]
+    return f"accepted: {', '.join(top)} (`widemem-bench run {experiment} --help` lists them)"
+
+
 def check_key(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[str, Any],
               groups: Sequence[str] = ()) -> str | None:
     """One line when setting `key` (a dotted key, or a group name in `groups`) is refused."""
@@ -90,7 +103,8 @@ def check_key(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[st
     if key not in groups and not _exists(key, cfg):
         near = closest_key(key, cfg)
         hint = f" (did you mean {near}?)" if near else ""
-        return f"{key}: no such key in the config of experiment {experiment}{hint}"
+        return (f"{key}: no such key in the config of experiment {experiment}{hint}; "
+                f"{accepted_keys(key, experiment, honours, cfg)}")
     if not honoured(key, honours):
         return (f"{key}: experiment {experiment} does not honour this key "
                 f"(it honours: {', '.join(honours) or 'nothing beyond the harness'})")

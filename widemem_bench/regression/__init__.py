@@ -35,6 +35,7 @@ run), `adapter` (any memory system), `timing` (`make perf`'s section).
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -124,6 +125,17 @@ def compose(overrides: Sequence[str]) -> dict[str, Any]:
     # A reason is free text (``write=fix: the decay``): kept as written, never read as YAML.
     reasons = [a.split("=", 1)[1] for a in overrides if a.startswith("write=")]
     rest = [a for a in overrides if not a.startswith("write=")]
+    keys = [str(k) for k in base]
+    for arg in rest:
+        name = arg.split("=", 1)[0].lstrip("+~")
+        top, _, sub = name.partition(".")
+        if top not in keys:
+            close = difflib.get_close_matches(top, keys, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise GateInputError(f"{name}: not a key of regression; {hint}accepted: {', '.join(keys)}")
+        if sub and top != "options":
+            raise GateInputError(f"{name}: {top} takes one value, not sub-keys "
+                                 "(an adapter's options are options.<key>=<value>)")
     try:
         with open_dict(base.options):  # an adapter's options are its own to check
             merged = OmegaConf.merge(base, OmegaConf.from_dotlist(rest))
