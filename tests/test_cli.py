@@ -280,3 +280,23 @@ def test_an_unknown_experiment_key_is_one_line_naming_the_accepted_ones_and_writ
     assert r.stderr.startswith("error: nosuch: no such key in the config of experiment smoke; accepted: ")
     assert "params" in r.stderr.split("accepted: ", 1)[1]
     assert not any(tmp_path.iterdir()), sorted(tmp_path.iterdir())
+
+
+def test_peer_help_lists_how_to_add_a_memory_system(capsys: pytest.CaptureFixture[str]) -> None:
+    """README, "Adding a memory system": `peer adapter=<name>`, `adapter.factory=...`,
+    `adapter.options.<key>=...`; each built-in adapter's options."""
+    assert cli.main(["peer", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  adapter=<name>: engine, mem0, widemem\b", out, re.M)
+    assert re.search(r"^  adapter\.factory=<package\.module:Class>: ", out, re.M)
+    line = next(ln for ln in out.splitlines() if ln.startswith("  adapter.options.<key>=<value>: "))
+    assert "mem0: model, search_threshold" in line and "widemem: clock, encoder, mode" in line
+    assert re.search(r"^  embedder=<option>: .*minilm-l6", out, re.M)
+
+
+def test_peer_refuses_the_top_level_mode_it_never_read() -> None:
+    from widemem_bench.run import check_keys
+
+    msg = check_keys(["experiment=peer", "mode=fast"])
+    assert msg is not None and msg.startswith("mode: experiment peer does not honour this key")
+    assert check_keys(["experiment=peer", "params.mode=fast", "adapter=engine", "adapter.options.mode=fast"]) is None

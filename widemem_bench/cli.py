@@ -116,10 +116,38 @@ def experiment_help(name: str) -> str:
     node = OmegaConf.to_container(OmegaConf.load(path)).get("params") or {}  # type: ignore[union-attr]
     lines = [f"usage: {PROG} {name} [key=value ...]     ({PROG} -m {name} key=a,b ... sweeps)",
              "", doc, "", "honours: " + ", ".join(honours_of(name)),
-             "(plus task_name, seed, progress, force, paths.*, hydra.*; any other key is refused)",
-             "", "params (defaults from configs/experiment/" + f"{name}.yaml):"]
+             "(plus task_name, seed, progress, force, paths.*, hydra.*; any other key is refused)"]
+    groups = group_lines(honours_of(name))
+    if groups:
+        lines += ["", "config groups (group=<option>, options from configs/<group>/):", *groups]
+    lines += ["", "params (defaults from configs/experiment/" + f"{name}.yaml):"]
     lines += [f"  params.{k}={v!r}" for k, v in node.items()]  # type: ignore[union-attr]
     return "\n".join(lines)
+
+
+def group_lines(honours: Sequence[str]) -> list[str]:
+    """The options of every config group an experiment honours; for `adapter` also the keys
+    of a memory system from outside the package (README, "Adding a memory system")."""
+    from widemem_bench.run import FILE_GROUPS
+
+    lines = []
+    for group in (h for h in honours if h in FILE_GROUPS):
+        options = sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+        if group != "adapter":
+            lines.append(f"  {group}=<option>: {', '.join(options)}")
+            continue
+        from widemem_bench.peers.adapters import OPTIONS, plugin_names
+
+        plugins = plugin_names()
+        lines += [f"  adapter=<name>: {', '.join(options)}" + (f"; installed entry points: {', '.join(plugins)}"
+                                                              if plugins else "")
+                  + " (an entry point of group widemem_bench.adapters is a name too)",
+                  "  adapter.factory=<package.module:Class>: a memory system that is not packaged, "
+                  "called as Class(embedder, **options)",
+                  "  adapter.options.<key>=<value>: the chosen adapter's options; built in: "
+                  + "; ".join(f"{n}: {', '.join(sorted(OPTIONS[n]))}" for n in options if n in OPTIONS)
+                  + "; an outside one: the keywords its factory takes"]
+    return lines
 
 
 def _target(tool: Tool) -> Callable[..., Any]:

@@ -152,11 +152,10 @@ def part_adapters(ctx: RunContext, p: dict[str, Any], embedder: Any,
     return rows, pd.DataFrame(rows), skipped
 
 
-@experiment("peer", honours=("embedder", "dataset", "mode", "adapter", "params"))
+# Not the top-level `mode`: parts 1 and 2 take params.mode (always composed), adapters their options.mode.
+@experiment("peer", honours=("embedder", "dataset", "adapter", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
-    params = dict(cfg.get("params") or {})
-    params.setdefault("mode", cfg.get("mode", "balanced"))
-    p = resolve_params(params)
+    p = resolve_params(dict(cfg.get("params") or {}))
     chosen = cfg.get("adapter") or None
     from widemem_bench.peers import widemem_available
 
