@@ -300,3 +300,17 @@ def test_peer_refuses_the_top_level_mode_it_never_read() -> None:
     msg = check_keys(["experiment=peer", "mode=fast"])
     assert msg is not None and msg.startswith("mode: experiment peer does not honour this key")
     assert check_keys(["experiment=peer", "params.mode=fast", "adapter=engine", "adapter.options.mode=fast"]) is None
+
+
+def test_no_file_names_a_command_other_than_the_front_door() -> None:
+    """What the package writes (dataset cards, error lines, report generators) and what the
+    README, docs, configs, Makefile and CI tell a user to run is `widemem-bench ...`: no
+    `python -m widemem_bench.<module>` but `.cli` (the front door without its entry point).
+    reports/DESIGN_LOG.md keeps the commands as they were run."""
+    pattern = re.compile(r"python3? -m widemem_bench(?!\.cli\b)[\w.]*")
+    files = [*(ROOT / "widemem_bench").rglob("*.py"), ROOT / "README.md", *(ROOT / "docs").rglob("*.md"),
+             *(ROOT / "configs").rglob("*.yaml"), ROOT / "Makefile", *(ROOT / ".github").rglob("*.yml"),
+             *(ROOT / ".ci").iterdir(), *(ROOT / "datasets").glob("*/README.md")]
+    hits = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files if p.is_file()
+            for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    assert not hits, hits

@@ -1,6 +1,6 @@
 """Every key of every experiment's composed config either acts or is refused.
 
-For each experiment, its config is composed as `python -m widemem_bench.run
+For each experiment, its config is composed as `widemem-bench <name> ...`
 experiment=<name>` would compose it (hash-test embedder, a 4-user timeline), the run is
 executed on a read-tracking copy of the config, and for every leaf key:
 

@@ -383,6 +383,7 @@ def test_card_counts_match_data(tl: Timelines, tmp_path: Path) -> None:
     path = tl.save(tmp_path)
     card = (path / "README.md").read_text(encoding="utf-8")
     assert f"generator version: {GENERATOR_VERSION}" in card and "- seed: 0" in card
+    assert "Built by `widemem-bench data` (`make data`)" in card  # the front door, not a module
     sections = {sec.split("\n", 1)[0]: sec for sec in card.split("\n## ")[1:]}
 
     def table(title: str) -> dict[str, list[int]]:

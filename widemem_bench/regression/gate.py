@@ -160,7 +160,7 @@ def evaluated_settings(tl: Any | None = None) -> dict[str, Any]:
     v2_path = scorer_path(embedder)
     if not v2_path.is_file():
         raise GateInputError(f"no answerability v2 file {v2_path}; fit it with "
-                             f"python -m widemem_bench.answerability.fit embedder={embedder}")
+                             f"widemem-bench fit_v2 embedder={embedder}")
     v2 = json.loads(v2_path.read_text(encoding="utf-8"))
     engine = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(ec).items()
               if k not in ("llm_api_key", "llm_url", "llm_model", "llm_timeout")}

@@ -243,7 +243,7 @@ class Timelines:
                   f"- span: {self.meta['span_days']} days from {self.meta['start']}",
                   f"- questions per user: {self.meta['questions_per_user']}",
                   "",
-                  "Built by `python -m widemem_bench.timelines.build`; see "
+                  "Built by `widemem-bench data` (`make data`); see "
                   f"`datasets/{'world_b' if b else 'world_c' if c else 'world_n' if n else 'timelines'}/README.md` in the repository "
                   "for the columns.",
                   ("Splits are by user (world B as a whole is for evaluation; its phrasings are "
