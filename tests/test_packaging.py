@@ -67,3 +67,31 @@ def test_a_stale_or_missing_lock_says_make_lock(tmp_path: Path) -> None:
     assert lock_inputs_sha256(pyproject) != lock_inputs_sha256()
     assert "stale" in lock_problem(LOCK_FILE, pyproject) and "run `make lock`" in lock_problem(LOCK_FILE, pyproject)
     assert lock_problem(tmp_path / "requirements.lock") == "requirements.lock is missing: run `make lock`"
+
+
+def test_a_local_wheel_missing_from_find_links_is_one_line(tmp_path: Path) -> None:
+    """A stock CI runner has no /opt/wheels: `make venv` says which wheel and where, in one
+    line, instead of pip's resolver error (.github/workflows/ci.yml)."""
+    import subprocess
+    import sys
+
+    from widemem_bench.provenance import LOCK_FILE, wheel_problem
+
+    wheels = tmp_path / "wheels"
+    text = LOCK_FILE.read_text().replace("--find-links /opt/wheels", f"--find-links {wheels}", 1)
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(text)
+    msg = wheel_problem(lock)
+    assert msg is not None and "\n" not in msg
+    assert msg.startswith(f"requirements.lock pins torch==2.13.0+cpu, a local build no package index serves, and {wheels} ")
+    assert "torch-2.13.0+cpu-*.whl" in msg
+    wheels.mkdir()
+    (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    assert wheel_problem(lock) is None
+    # the Makefile's first step loads provenance.py from its file (no venv yet) and exits 1
+    code = ("import importlib.util as u, sys; s = u.spec_from_file_location('p', 'widemem_bench/provenance.py'); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m); "
+            "raise SystemExit(m.check_lock(m.Path(sys.argv[1])))")
+    (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").unlink()
+    r = subprocess.run([sys.executable, "-P", "-c", code, str(lock)], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "torch==2.13.0+cpu" in r.stderr, r.stderr

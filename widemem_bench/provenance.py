@@ -114,9 +114,33 @@ def lock_problem(lock: Path = LOCK_FILE, pyproject: Path = REPO_ROOT / "pyprojec
     return None
 
 
-def check_lock() -> int:
-    """`make venv`'s first step: 0 when the lock is current, else 1 and one line on stderr."""
-    problem = lock_problem()
+def wheel_problem(lock: Path = LOCK_FILE) -> str | None:
+    """None when every pin with a local version label (``torch==2.13.0+cpu``: no package
+    index serves it) has its wheel in one of the lock's ``--find-links`` folders; else one
+    line naming the pin and the folder. A stock CI runner has no such folder: without this,
+    pip's answer is a resolver error many lines long."""
+    lock = Path(lock)
+    if not lock.is_file():
+        return None
+    lines = lock.read_text().splitlines()
+    folders = [Path(ln.split(None, 1)[1].strip()) for ln in lines if ln.startswith("--find-links ")]
+    for ln in lines:
+        pin = ln.split("\\", 1)[0].strip()
+        if "==" not in pin or "+" not in pin or pin.startswith("#"):
+            continue
+        name, version = pin.split("==", 1)
+        wheel = f"{name.replace('-', '_')}-{version}-*.whl"
+        if not any(sorted(f.glob(wheel)) for f in folders if f.is_dir()):
+            where = ", ".join(map(str, folders)) or "no --find-links folder"
+            return (f"{lock.name} pins {pin}, a local build no package index serves, and {where} holds no "
+                    f"{wheel}: put that wheel there (the lock holds its sha256)")
+    return None
+
+
+def check_lock(lock: Path = LOCK_FILE) -> int:
+    """`make venv`'s first step: 0 when the lock is current and its local wheels are on disk,
+    else 1 and one line on stderr."""
+    problem = lock_problem(lock) or wheel_problem(lock)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
