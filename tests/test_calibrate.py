@@ -301,3 +301,10 @@ def test_label_errors_name_the_line_an_editor_shows(tmp_path) -> None:
                   '{"user_id": "u1", "query": "q", "label": "answerable", "score": 3}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"l\.jsonl line 3: score 3.0 is outside"):
         read_labels(jl)
+
+
+def test_a_missing_label_file_names_the_key(tmp_path) -> None:
+    from widemem_bench.calibration.labels import read_labels
+
+    with pytest.raises(ValueError, match=r"^params\.data=.*nope\.csv: no such file$"):
+        read_labels(tmp_path / "nope.csv")

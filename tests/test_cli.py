@@ -99,6 +99,9 @@ def test_unknown_command_suggests_the_near_name_once(capsys: pytest.CaptureFixtu
     (["fit_v2", "targets.high=lots"], "error: fit_v2: targets.high: expected a number, got 'lots'"),
     (["resolver_fit", "check"], "error: resolver_fit: 'check' is not key=value (keys: check)"),
     (["fit_v2", "targets.low=0.3"], "error: fit_v2: targets.low: not a key of fit_v2's targets; accepted: high, moderate"),
+    (["bench", "only=[peer,nosuch]"], "error: bench: only: nosuch: not an experiment of the bench plan; known: "),
+    (["bench", "skip=[nosuch]"], "error: bench: skip: nosuch: not an experiment of the bench plan; known: "),
+    (["check_report", "only=nosuch"], "error: check_report: only: nosuch: not an experiment of the bench plan; known: "),
     (["world_n_hardness", "splits=[train,test]"],
      "error: world_n_hardness: splits: ['test']; accepted: train, validation, holdout (a list)"),
 ])
@@ -314,3 +317,12 @@ def test_no_file_names_a_command_other_than_the_front_door() -> None:
     hits = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in files if p.is_file()
             for m in pattern.finditer(p.read_text(encoding="utf-8"))]
     assert not hits, hits
+
+
+def test_overview_summaries_are_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary runs to the first colon of its config's comment, even on the second line."""
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("  resolver_transfer "))
+    assert line.endswith("and the candidate ceiling (issue 26)"), line
+    assert "engine, adapter;" in out

@@ -91,17 +91,18 @@ def overview() -> str:
     lines += ["", "tools:"]
     lines += [f"  {name:18s} {tool.summary}" for name, tool in TOOLS.items()]
     lines += ["", "Config groups (key=option): embedder, dataset, decay, weights, thresholds, resolver,",
-              "engine; `weights=0.9,0.05,0.05` sets the three weights. A key the experiment or tool",
+              "engine, adapter; `weights=0.9,0.05,0.05` sets the three weights. A key the experiment or tool",
               "does not read is refused with one line before anything runs (exit 2)."]
     return "\n".join(lines)
 
 
 def _experiment_summary(name: str) -> str:
     path = CONFIG_DIR / "experiment" / f"{name}.yaml"
-    for line in path.read_text().splitlines()[1:]:
-        if line.startswith("#"):
-            return line.lstrip("# ").split(":")[0].strip()
-    return ""
+    comments = [ln.lstrip("# ").strip() for ln in path.read_text().splitlines()[1:3] if ln.startswith("#")]
+    # The summary runs to the first colon, which may be on the comment's second line.
+    first = comments[0] if comments else ""
+    text = first if ":" in first or len(comments) < 2 else f"{first} {comments[1]}"
+    return text.split(":")[0].strip()
 
 
 def experiment_help(name: str) -> str:

@@ -36,7 +36,7 @@ def _read_rows(path: Path) -> tuple[pd.DataFrame, list[int]]:
     """The rows as strings, and each row's line number in the file (1-based, as an editor
     shows it: a CSV's header is line 1, and blank or multi-line records are counted)."""
     if not path.is_file():
-        raise ValueError(f"data={path}: no such file")
+        raise ValueError(f"params.data={path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
         try:
@@ -50,12 +50,12 @@ def _read_rows(path: Path) -> tuple[pd.DataFrame, list[int]]:
                     start = reader.line_num + 1
                 header = reader.fieldnames
         except (csv.Error, UnicodeDecodeError) as err:
-            raise ValueError(f"data={path}: not a readable CSV ({str(err).splitlines()[0]})") from None
+            raise ValueError(f"params.data={path}: not a readable CSV ({str(err).splitlines()[0]})") from None
         if not header:
-            raise ValueError(f"data={path}: not a readable CSV (no header row)")
+            raise ValueError(f"params.data={path}: not a readable CSV (no header row)")
         if any(None in rec for rec in rows):  # more fields than the header names
             bad = next(i for i, rec in zip(lines, rows, strict=True) if None in rec)
-            raise ValueError(f"data={path} line {bad}: more fields than the header has")
+            raise ValueError(f"params.data={path} line {bad}: more fields than the header has")
         return pd.DataFrame(rows, columns=list(header)).fillna(""), lines
     if suffix in (".jsonl", ".ndjson"):
         objs, lines = [], []
@@ -65,13 +65,13 @@ def _read_rows(path: Path) -> tuple[pd.DataFrame, list[int]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"data={path} line {i}: not valid JSON ({err.msg})") from None
+                raise ValueError(f"params.data={path} line {i}: not valid JSON ({err.msg})") from None
             if not isinstance(obj, dict):
-                raise ValueError(f"data={path} line {i}: expected a JSON object")
+                raise ValueError(f"params.data={path} line {i}: expected a JSON object")
             objs.append(obj)
             lines.append(i)
         return pd.DataFrame(objs), lines
-    raise ValueError(f"data={path}: expected a .csv or .jsonl file, got {suffix or 'no extension'!r}")
+    raise ValueError(f"params.data={path}: expected a .csv or .jsonl file, got {suffix or 'no extension'!r}")
 
 
 def _top1(value: Any, where: str) -> float:
@@ -100,17 +100,17 @@ def read_labels(path: str | Path, *, min_users: int = MIN_USERS) -> pd.DataFrame
     p = Path(path)
     df, lines = _read_rows(p)
     if df.empty:
-        raise ValueError(f"data={p}: no rows")
+        raise ValueError(f"params.data={p}: no rows")
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
-        raise ValueError(f"data={p}: missing column {missing[0]!r} (need user_id, query, label and score or scores)")
+        raise ValueError(f"params.data={p}: missing column {missing[0]!r} (need user_id, query, label and score or scores)")
     score_col = "score" if "score" in df.columns else "scores" if "scores" in df.columns else None
     if score_col is None:
-        raise ValueError(f"data={p}: missing column 'score' (the top-1 similarity) or 'scores' (the ranked list)")
+        raise ValueError(f"params.data={p}: missing column 'score' (the top-1 similarity) or 'scores' (the ranked list)")
     scores, answerable, kinds = [], [], []
     has_kind = "kind" in df.columns
     for line, row in zip(lines, df.to_dict("records"), strict=True):
-        where = f"data={p} line {line}"
+        where = f"params.data={p} line {line}"
         if str(row["user_id"]).strip() in ("", "nan", "None"):
             raise ValueError(f"{where}: empty user_id")
         label = str(row["label"]).strip().lower()
@@ -129,8 +129,8 @@ def read_labels(path: str | Path, *, min_users: int = MIN_USERS) -> pd.DataFrame
                         "score": scores, "answerable": answerable, "kind": kinds})
     n_users = out["user_id"].nunique()
     if n_users < min_users:
-        raise ValueError(f"data={p}: column 'user_id' has {n_users} users; the certificate needs at least "
+        raise ValueError(f"params.data={p}: column 'user_id' has {n_users} users; the certificate needs at least "
                          f"{min_users} (users are the unit)")
     if out["answerable"].all() or not out["answerable"].any():
-        raise ValueError(f"data={p}: column 'label' must hold both answerable and unanswerable rows")
+        raise ValueError(f"params.data={p}: column 'label' must hold both answerable and unanswerable rows")
     return out

@@ -91,9 +91,7 @@ def check(output_dir: Path, reports_dir: Path, only: set[str] | None = None) -> 
     if not reports_dir.is_dir():
         raise ReportCheckError(f"reports folder {reports_dir} not found")
     embedders = list(bench.DEFAULT_EMBEDDERS)
-    steps = bench.plan(embedders, only, set())
-    if not steps:
-        raise ReportCheckError(f"only: {sorted(only or [])}: no such experiment in the bench plan")
+    steps = bench.plan(embedders, only, set())  # ValueError: one line for a name not in the plan
     missing = [name for name, src in bench.sources_for(output_dir, embedders, steps).items()
                if not src.records]
     if missing:

@@ -30,6 +30,11 @@ def plan(embedders: list[str], only: set[str] | None, skip: set[str]) -> list[tu
     for name in OPTIONAL:
         if (REPO_ROOT / "configs" / "experiment" / f"{name}.yaml").is_file():
             steps.append((name, []))
+    known = [n for n, _ in steps]
+    for key, names in (("only", only or set()), ("skip", skip)):
+        bad = sorted(set(names) - set(known))
+        if bad:  # a name that selects nothing would run (and render) nothing without a word
+            raise ValueError(f"{key}: {', '.join(bad)}: not an experiment of the bench plan; known: {', '.join(known)}")
     return [(n, o) for n, o in steps if (only is None or n in only) and n not in skip]
 
 
