@@ -49,6 +49,18 @@ def test_the_gate_catches_the_catalogue(tmp_path: Path) -> None:
             assert o.caught and o.metrics, f"{o.mutation.name}: no failing line names a metric\n{text}"
 
 
+def test_the_committed_report_describes_todays_catalogue() -> None:
+    """reports/mutations.md is written by one run of today's catalogue: every row's name and
+    description are the entry's (a row describing a constant since changed is stale), and the
+    report names the commit it ran at."""
+    import re
+
+    text = mutations.REPORT.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)`(?: \(neutral\))? \| (.*?) \| ", text, flags=re.M)
+    assert rows == [(m.name, m.what) for m in mutations.CATALOGUE], "re-run `widemem-bench mutations`"
+    assert re.search(r"^Every row ran at `[0-9a-f]{7}` \(", text, flags=re.M), "the report names no commit"
+
+
 def test_the_table_names_its_commit() -> None:
     m = mutations.CATALOGUE[0]
     text = mutations.table([mutations.Outcome(m, 1, ["REGRESSION retrieval/hit@1: x"], 1.0)], commit="`abc1234`")
