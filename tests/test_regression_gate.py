@@ -171,3 +171,16 @@ def test_a_peer_is_gated_against_the_baseline_its_user_blesses(tmp_path: Path,
                             "options.engine={weights: [0.2, 0.5, 0.3]}"])
     out = capsys.readouterr().out
     assert code == 1 and "settings: options.engine" in out and "REGRESSION engine/" in out
+
+
+def test_the_warm_gate_section_keeps_the_next_writers_block() -> None:
+    """`regression bench=true` rewrites its section of reports/perf.md only: the marker that
+    opens perf_v3's block right after it survives (it used to be eaten with the section)."""
+    from widemem_bench.regression.timing import BENCH_HEADER, replace_section
+
+    text = f"# perf\n\n{BENCH_HEADER}\n\nold\n\n<!-- answerability-v3 -->\n## v3\n\nx\n<!-- /answerability-v3 -->\n"
+    new = replace_section(text, f"{BENCH_HEADER}\n\nnew\n")
+    assert new == f"# perf\n\n{BENCH_HEADER}\n\nnew\n\n<!-- answerability-v3 -->\n## v3\n\nx\n<!-- /answerability-v3 -->\n"
+    assert replace_section("# perf\n", f"{BENCH_HEADER}\n") == f"# perf\n\n{BENCH_HEADER}\n"
+    tail = f"{BENCH_HEADER}\n\nold\n\n## next\n"
+    assert replace_section(tail, f"{BENCH_HEADER}\n\nnew\n") == f"{BENCH_HEADER}\n\nnew\n\n## next\n"

@@ -55,12 +55,17 @@ def bench(out: Path, rounds: int = 3) -> str:
         f"- {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, commit {git_commit()}",
         "",
     ])
-    text = out.read_text(encoding="utf-8") if out.is_file() else ""
-    if BENCH_HEADER in text:
-        head, _, rest = text.partition(BENCH_HEADER)
-        nxt = rest.find("\n## ")
-        text = head + section + (rest[nxt + 1:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    out.write_text(text, encoding="utf-8")
+    out.write_text(replace_section(out.read_text(encoding="utf-8") if out.is_file() else "", section),
+                   encoding="utf-8")
     return section
+
+
+def replace_section(text: str, section: str) -> str:
+    """`text` with its `BENCH_HEADER` section replaced by `section` (appended when absent). The
+    section ends at the next header or at the next block marker (``<!-- name -->``: another
+    writer's block of the same file, which must survive)."""
+    if BENCH_HEADER not in text:
+        return text.rstrip("\n") + "\n\n" + section
+    head, _, rest = text.partition(BENCH_HEADER)
+    ends = [i for i in (rest.find("\n## "), rest.find("\n<!-- ")) if i >= 0]
+    return head + (section.rstrip("\n") + "\n\n" + rest[min(ends) + 1:] if ends else section)
