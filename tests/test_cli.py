@@ -326,3 +326,16 @@ def test_overview_summaries_are_whole(capsys: pytest.CaptureFixture[str]) -> Non
     line = next(ln for ln in out.splitlines() if ln.startswith("  resolver_transfer "))
     assert line.endswith("and the candidate ceiling (issue 26)"), line
     assert "engine, adapter;" in out
+
+
+@pytest.mark.parametrize(("args", "start"), [
+    (["smoke", "--nosuch"], "error: --nosuch: not a flag of widemem-bench; an experiment takes key=value"),
+    (["-m"], "error: -m needs an experiment: widemem-bench -m <experiment> key=a,b"),
+])
+def test_a_bad_flag_is_one_line_not_hydras_usage(args: list[str], start: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(start) and err.count("\n") == 1, err
+    assert cli.check_flags(["experiment=smoke", "--cfg", "job"]) is None
+    assert cli.check_flags(["-m", "experiment=smoke", "params.n=1,2"]) is None

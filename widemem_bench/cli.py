@@ -308,12 +308,27 @@ def run_tool(name: str, args: Sequence[str]) -> int:
 
 # --------------------------------------------------------------------------- experiments
 
+def check_flags(argv: Sequence[str]) -> str | None:
+    """One line for a flag Hydra's parser does not have (it would print its usage and
+    `unrecognized arguments`), or for -m without an experiment."""
+    from hydra._internal.utils import get_args_parser
+
+    known = {o for a in get_args_parser()._actions for o in a.option_strings}
+    bad = next((a for a in argv if a.startswith("-") and a.split("=", 1)[0] not in known), None)
+    if bad is not None:
+        return (f"{bad}: not a flag of {PROG}; an experiment takes key=value overrides and Hydra's flags "
+                f"(-m, --cfg job, --info, ...; see {PROG} --help)")
+    if any(a in MULTIRUN for a in argv) and not any("=" in a for a in argv):
+        return f"-m needs an experiment: {PROG} -m <experiment> key=a,b ... (see {PROG} --help)"
+    return None
+
+
 def run_experiment(argv: Sequence[str]) -> int:
     """Hydra's run of `argv` (`experiment=<name>` and overrides), every key checked first."""
     from widemem_bench import run
     from widemem_bench.experiments import hydra_resolvers
 
-    if (msg := run.check_syntax(list(argv))) is not None:
+    if (msg := check_flags(argv) or run.check_syntax(list(argv))) is not None:
         print(f"error: {msg}", file=sys.stderr)
         return 2
     args = run.expand_adapter_choice(run.expand_weight_triples(list(argv)))
