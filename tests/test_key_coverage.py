@@ -199,6 +199,8 @@ def test_every_group_key_changes_the_engine_config(key: str, value: Any) -> None
      r"^nosuch: no such key in the config of experiment smoke; accepted: embedder\.name, params, task_name, .*"
      r"`widemem-bench run smoke --help`"),
     (["experiment=peer", "params.nosuch=1"], r"^params\.nosuch: no such key .*; params has: n_users, seed, "),
+    (["experiment=peer", "params.adapter_options.mem0.model=x"],
+     r"; params\.adapter_options is empty by default: set it whole, e\.g\. '\+\+params\.adapter_options=\{name: "),
     (["experiment=compare_embedders", "weigths.similarity=0.3"], r"did you mean weights\.similarity\?"),
     (["experiment=compare_embedders", "embedder.pooling=cls"],
      r"^embedder\.pooling: does not apply to runtime sentence-transformers"),

@@ -89,6 +89,8 @@ def accepted_keys(key: str, experiment: str, honours: Sequence[str], cfg: Mappin
     for depth in range(len(parts) - 1, 0, -1):
         parent = ".".join(parts[:depth])
         node = default_of(parent, cfg)
+        if isinstance(node, Mapping) and not node and _exists(parent, cfg):
+            return f"{parent} is empty by default: set it whole, e.g. '++{parent}={{name: {{key: value}}}}'"
         if isinstance(node, Mapping) and node and covered(parent, (*honours, *HARNESS)):
             return f"{parent} has: {', '.join(str(k) for k in node)}"
     top = [h for h in honours if h != "experiment"] + [h for h in HARNESS if h != "experiment"]
