@@ -336,3 +336,17 @@ def test_the_committed_pair_scorer_reads_plain_changes_and_keeps_coexistence() -
     read = {t: claims(parse(t)) for t in (*a, *b)}
     yes, no = scorer.score([a, b], [0, 1], read)
     assert yes > scorer.threshold > no
+
+
+def test_the_scorer_shares_the_engines_vectors_only_for_its_own_weights() -> None:
+    class _Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    assert pair_model.same_weights(_Named("minilm-l6")) and pair_model.same_weights(_Named("minilm-l6-onnx"))
+    assert not pair_model.same_weights(_Named("minilm-l3")) and not pair_model.same_weights(_Named("nope"))
+    eng = MemoryEngine(make_test_embedder(), EngineConfig(resolver="structure"))
+    try:
+        assert eng.resolver.pair._emb is None  # type: ignore[attr-defined]  # hash-test: its own MiniLM, loaded lazily
+    finally:
+        eng.close()

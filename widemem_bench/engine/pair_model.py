@@ -262,6 +262,18 @@ def _yes_cols(heads: Mapping[str, Linear]) -> tuple[int, int]:
     return heads["subject"].classes.index("user"), heads["multi"].classes.index("yes")
 
 
+def same_weights(embedder: Any) -> bool:
+    """Whether ``embedder`` (or what it wraps, by registry name) runs :data:`EMBEDDER`'s weights."""
+    from widemem_bench.embedders import registry
+
+    try:
+        mine, theirs = registry.get_spec(EMBEDDER), registry.get_spec(str(getattr(embedder, "name", "")))
+    except (KeyError, ValueError):
+        return False
+    return bool(mine.sha256) and all(getattr(mine, f) == getattr(theirs, f) for f in
+                                     ("sha256", "model_id", "pooling", "query_prefix", "passage_prefix"))
+
+
 class PairScorer:
     """P(new supersedes old) for the pairs of one ``decide`` call, in one array call.
     Vectors come from the resolver's own MiniLM (``embedder``), each text encoded once
@@ -286,6 +298,13 @@ class PairScorer:
             self._emb = load_embedder(EMBEDDER, progress=False)
         return self._emb
 
+    def share_embedder(self, embedder: Any) -> None:
+        """Use ``embedder`` (the engine's) when it runs the scorer's own MiniLM weights: the
+        registry entries' weights sha256, pooling and prefixes agree (``minilm-l6`` and
+        ``minilm-l6-onnx``: vectors equal to ~2e-7). Any other embedder is left alone."""
+        if same_weights(embedder):
+            self._emb = embedder
+
     def prefetch(self, texts: Sequence[str]) -> None:
         """Encode ``texts`` not seen yet in one call (a bulk loader's lookahead), and their heads."""
         todo = sorted({_clean(t) for t in texts} - self._vec.keys())
@@ -304,6 +323,8 @@ class PairScorer:
         clean = [(_clean(o), _clean(n)) for o, n in pairs]
         cread = {_clean(t): c for t, c in read.items()}
         x = features(clean, groups, self._vec, cread, self.table, self._head, self._cols)
+        if len(x) <= 64:  # a few rows: the plain-Python walk beats numpy's per-depth passes
+            return [self.model.prob_one(row) for row in x]
         return [float(s) for s in self.model.predict_proba(x)]
 
 

@@ -250,6 +250,13 @@ class StructureResolver:
             self._parser = default_parser()
         return self._parser
 
+    def share_embedder(self, embedder: Any) -> None:
+        """The engine's embedder, which the scorer uses when it is the scorer's own MiniLM
+        weights (any runtime): then no text is encoded twice."""
+        share = getattr(self.pair, "share_embedder", None)
+        if share is not None:
+            share(embedder)
+
     def decide(self, facts: Sequence[Fact], candidates: Candidates,
                user_names: frozenset[str] = frozenset()) -> list[Action]:
         texts = [f.content for f in facts] + [m.content for cands in candidates for m, _ in cands]

@@ -70,7 +70,7 @@ def _offline_run(cold: Any, facts: list[str], questions: list[str], steps: list[
         parser.parse_many(facts)
         engine.resolver._parser = parser  # type: ignore[attr-defined]
         pair = engine.resolver.pair  # type: ignore[attr-defined]
-        if resolver_emb is not None:
+        if resolver_emb is not None:  # the engine's embedder is not the scorer's MiniLM
             pair._emb = resolver_emb
         pair.prefetch(facts)
     replay_engine(engine, steps, mode=mode)
@@ -119,11 +119,14 @@ def _limit_round(r: int, p: dict[str, Any], work: Path, limit_embs: dict[str, An
         cold_r.encode(WARMUP, "passage")
         _load_parser()
         remb = None
-        if res == "structure":  # the pair scorer's own MiniLM, cold, loaded before the clock
-            from widemem_bench.engine.pair_model import EMBEDDER
+        if res == "structure":
+            from widemem_bench.engine.pair_model import EMBEDDER, same_weights
 
-            remb = _cold_embedder(EMBEDDER, work, f"{r}{res}-pair")
-            remb.encode(WARMUP, "passage")
+            # the pair scorer shares the engine's vectors when they are its MiniLM's; else its
+            # own MiniLM on a cold cache, loaded before the clock
+            if not same_weights(cold_r):
+                remb = _cold_embedder(EMBEDDER, work, f"{r}{res}-pair")
+                remb.encode(WARMUP, "passage")
         _one_thread()
         dt_r, _ = _timed(functools.partial(_offline_run, cold_r, facts, questions, steps, p["mode"],
                                            resolver=res, parse_dir=work / f"parse-{r}-{res}", resolver_emb=remb))
