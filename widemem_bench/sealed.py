@@ -188,7 +188,7 @@ FRESH_SPLIT = "fresh"
 # Structure resolver v3's measuring read (issue 26: world N fresh and the outside sets were
 # read by version 2): world N's generator again, with a seed never used before.
 FRESH_N2: dict[str, Any] = {**FRESH_N, "seed": 2613}
-FRESH_SPLIT2 = "fresh 2"
+FRESH_SPLIT2 = "fresh2"  # (no space: a Hydra override escapes it, and the run folder is named from it)
 
 
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
@@ -208,7 +208,7 @@ def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, pr
 
 
 def _world_n_fresh2() -> Any:
-    """World N's second fresh users (`FRESH_N2`), in memory, never saved; split "fresh 2"."""
+    """World N's second fresh users (`FRESH_N2`), in memory, never saved; split "fresh2"."""
     return _world_n_fresh(FRESH_N2, FRESH_SPLIT2, "g")
 
 

@@ -38,6 +38,7 @@ def log_set(set_name: str, split: str) -> str:
     world = _WORLD.get(set_name, set_name)
     if world in ("world B", "world C"):
         return world
+    split = {"fresh2": "fresh 2"}.get(split, split)  # sealed.FRESH_SPLIT2 -> its set "world N fresh 2"
     return f"{world} {split}" if split != "all" else f"{world} holdout"
 
 
