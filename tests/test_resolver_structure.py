@@ -350,3 +350,12 @@ def test_the_scorer_shares_the_engines_vectors_only_for_its_own_weights() -> Non
         assert eng.resolver.pair._emb is None  # type: ignore[attr-defined]  # hash-test: its own MiniLM, loaded lazily
     finally:
         eng.close()
+
+
+def test_world_n_fresh_2_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+
+    assert sealed.SETS["world N fresh 2"] == "measuring" and "world N fresh 2" in sealed.measuring_splits()
+    assert sealed.FRESH_N2["seed"] not in (0, 23, sealed.FRESH_N["seed"])  # datasets, gate users, fresh
+    assert {k: v for k, v in sealed.FRESH_N2.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
