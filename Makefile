@@ -76,7 +76,7 @@ data: venv
 
 # The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
 # peer section (agreement with widemem, mem0's thresholds) reproduces.
-bench: venv-peers venv-mem0 data resolver-pair
+bench: venv-peers venv-mem0 data
 	$(WB) bench
 
 # The peers and mem0 extras are in the lock, so `make venv` has installed them already.
@@ -97,7 +97,7 @@ bench-extended: venv-extended
 	OMP_NUM_THREADS=1 $(WB) bench_embedders models=minilm-l6,mpnet-base,e5-small,glove-50d out=reports/embedders_extended.md
 
 # Speed against the batched-encode limit and against widemem itself; writes reports/perf.md.
-perf: venv resolver-pair
+perf: venv
 	$(WB) perf out=reports/perf.md
 	$(WB) regression bench=true out=reports/perf.md
 
@@ -114,10 +114,9 @@ calibrate: venv data
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
-# The structure resolver's pair model (a cross-encoder fine-tuned from the packaged MiniLM, sha256
-# checked, on development pairs only, one thread, seeded): built into ~/.cache/widemem_bench/pair_model/
-# <sha256 of weights, pairs, code, seed>/ (never committed); rewrites the pointer
-# widemem_bench/engine/files/pair_model.json (commit it). A no-op but for the threshold when cached.
+# The structure resolver's pair scorer (version 3: gradient-boosted trees and three linear heads over
+# the packaged MiniLM's vectors, cached, and the parse; fitted on development pairs only, one thread,
+# seeded, about a minute): rewrites widemem_bench/engine/files/pair_model.json (commit it).
 resolver-pair: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_pair
 

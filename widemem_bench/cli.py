@@ -62,7 +62,7 @@ TOOLS: dict[str, Tool] = {
                          "build answerability v4's cross-encoder (cached by sha256)"),
     "fit_v4": Tool("widemem_bench.answerability.fit_v4:tool", "fit answerability v4 on the development worlds"),
     "resolver_pair": Tool("widemem_bench.engine.pair_model:tool",
-                          "build the structure resolver's pair model (cached by sha256) and its pointer file"),
+                          "fit the structure resolver's pair scorer on development pairs (engine/files/pair_model.json)"),
     "resolver_fit": Tool("widemem_bench.engine.structure_fit:tool", "fit the structure resolver's frame table on development data"),
     "transfer_report": Tool("widemem_bench.experiments.transfer:tool", "the transfer table for one embedder (reports/transfer.md)"),
     "outside_report": Tool("widemem_bench.experiments.outside:tool", "the blind outside answer sets (reports/outside.md)"),

@@ -49,6 +49,7 @@ SETS: dict[str, str] = {
     "world A holdout": "measuring",
     "world N holdout": "measuring",
     "world N fresh": "measuring",
+    "world N fresh 2": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -184,20 +185,31 @@ FRESH_N: dict[str, Any] = {"world": "n", "seed": 2612, "n_users": 40, "span_days
 FRESH_SPLIT = "fresh"
 
 
-def _world_n_fresh() -> Any:
+# Structure resolver v3's measuring read (issue 26: world N fresh and the outside sets were
+# read by version 2): world N's generator again, with a seed never used before.
+FRESH_N2: dict[str, Any] = {**FRESH_N, "seed": 2613}
+FRESH_SPLIT2 = "fresh2"  # (no space: a Hydra override escapes it, and the run folder is named from it)
+
+
+def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
 
-    g = FRESH_N
+    g = g or FRESH_N
     tl = generate(int(g["n_users"]), int(g["seed"]), span_days=int(g["span_days"]),
                   questions_per_user=int(g["questions_per_user"]), start=str(g["start"]), world=str(g["world"]))
     out = []
     for df in (tl.events, tl.questions):
         df = df.copy()
-        df["user_id"] = "f" + df["user_id"].astype(str)
-        df["split"] = FRESH_SPLIT
+        df["user_id"] = prefix + df["user_id"].astype(str)
+        df["split"] = split
         out.append(df.reset_index(drop=True))
-    return Timelines(out[0], out[1], {**tl.meta, "split": FRESH_SPLIT, "fresh": dict(g)})
+    return Timelines(out[0], out[1], {**tl.meta, "split": split, "fresh": dict(g)})
+
+
+def _world_n_fresh2() -> Any:
+    """World N's second fresh users (`FRESH_N2`), in memory, never saved; split "fresh2"."""
+    return _world_n_fresh(FRESH_N2, FRESH_SPLIT2, "g")
 
 
 def _locomo(path: Any = None, verify: bool = True) -> Any:
@@ -217,3 +229,4 @@ register("world N holdout", _world_n, "world N's holdout users (world=<Timelines
 register("LoCoMo", _locomo, "the LoCoMo conversations (path=)")
 register("widemem fixture", _fixture, "widemem's own fixture, raw (path=)")
 register("world N fresh", _world_n_fresh, "world N's generator, fresh users (sealed.FRESH_N), in memory")
+register("world N fresh 2", _world_n_fresh2, "world N's generator, fresh users (sealed.FRESH_N2), in memory")

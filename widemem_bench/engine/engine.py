@@ -147,6 +147,9 @@ class MemoryEngine(Planner):
             )
         self.extractor = make_extractor(cfg.extractor, client)
         self.resolver = make_resolver(cfg.resolver, client)
+        share = getattr(self.resolver, "share_embedder", None)
+        if share is not None:  # the structure resolver's scorer reuses the engine's vectors of its own MiniLM
+            share(embedder)
         binding = legacy = None
         if store_path is not None:
             binding = f"{getattr(embedder, 'name', '?')}:{getattr(embedder, 'fingerprint', '?')}"

@@ -10,11 +10,11 @@ duplicates (same content hash) itself, whatever the resolver says.
 - ``append``: always ADD (no resolution at all).
 - ``rule``: deterministic reading of subject, single-valued slots and explicit
   change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
-- ``structure`` (version 2): reads each fact as (subject, predicate frame, value) triples
-  from the language layer's spaCy parse; a gate refuses other subjects and several-valued
-  frames, structure UPDATEs on the same subject, an equivalent single-valued frame and
-  another value, and a pair model (cross-encoder, ``make resolver-pair``) decides the rest
-  (see :mod:`.structure`, :mod:`.pair_model` and :class:`StructureResolver`); never DELETEs.
+- ``structure`` (version 3): reads each fact as (subject, predicate frame, value) triples
+  from the language layer's spaCy parse; a gate refuses additive cues, explicitly different
+  owners and frames known to hold several values, and a learned pair scorer (trees over
+  cached MiniLM vectors and the parse, ``make resolver-pair``) decides the rest (see
+  :mod:`.structure`, :mod:`.pair_model` and :class:`StructureResolver`); never DELETEs.
 - ``oracle``: uses the gold ``slot`` given to ``add_fact``; an upper bound for
   what a resolver can do with the same candidates.
 - ``llm``: one batched call to an OpenAI-compatible endpoint, as widemem does.
@@ -23,7 +23,7 @@ duplicates (same content hash) itself, whatever the resolver says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -34,7 +34,7 @@ from .llm import ChatClient, LLMError, LLMReplyError
 from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
-from .structure import MODEL, RULE, Claim, FrameTable, load_table
+from .structure import MODEL, Claim, FrameTable, load_table
 from .structure import claims as structure_claims
 from .structure import gate as structure_gate
 from .structure import parses as structure_parses
@@ -204,43 +204,35 @@ def _heads(value: str) -> set[str]:
 
 # ------------------------------------------------------------ structure resolver
 class PairModel(Protocol):
-    """What the structure resolver asks of its pair model (:class:`.pair_model.PairScorer`)."""
+    """What the structure resolver asks of its pair scorer (:class:`.pair_model.PairScorer`)."""
 
     threshold: float
 
-    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+    def score(self, pairs: Sequence[tuple[str, str]], groups: Sequence[int],
+              read: Mapping[str, tuple[Claim, ...]]) -> list[float]: ...
 
 
 class StructureResolver:
-    """Version 2: supersedes on structure, a learned pair model for what the parse misses.
+    """Version 3: a grammar-safe gate on the parse, a learned pair scorer for the rest.
 
-    Per new fact, each candidate (nearest first) goes through the gate
-    (:func:`.structure.gate`, on the claims of the cached spaCy parse):
-
-    - REFUSE: never across subjects (owners from the parse; a statement the parse reads no
-      owner in is the user's, the store's own subject), never across frames the frame table
-      (``make resolver-fit``) knows hold several values, never on an additive cue (also,
-      another, second, a coordinated argument);
-    - RULE: the same owner, the same frame class, a frame the table saw hold one value at a
-      time (a frame it never saw counts as several-valued), another value of an agreeing
-      type, or the same value negated (:func:`.structure.supersedes`);
-    - MODEL: the rest. The pair model (a cross-encoder fine-tuned on development pairs,
-      ``make resolver-pair``) scores (old, new); above its threshold it supersedes.
-
-    The first RULE candidate is UPDATEd; else, of the nearest ``model_k`` MODEL candidates,
-    the one with the highest score above the threshold. Every MODEL pair of one ``decide``
-    call is scored in one batch, each distinct pair once. A fact that does not parse (empty,
-    emoji, a bare name, a question: :func:`.structure.parses`) is ADDed and supersedes
-    nothing. An identical fact is NONE.
-    Without the pair model's files the resolver is refused in one line naming
-    ``make resolver-pair``.
+    Per new fact, each candidate goes through the gate (:func:`.structure.gate`, on the
+    claims of the cached spaCy parse), which refuses only what grammar makes safe: an
+    additive cue (also, another, second, a coordinated argument); owners explicitly
+    different (two names, two possessed nouns: never across subjects); a fact stating only
+    frames the frame table (``make resolver-fit``) knows hold several values. Every other
+    candidate is scored by the pair scorer (gradient-boosted trees over the resolver's own
+    MiniLM vectors and the parse's structure, fitted on development pairs:
+    ``make resolver-pair``, :mod:`.pair_model`); the highest score above its threshold is
+    UPDATEd (the old memory superseded, never deleted). All pairs of one ``decide`` call
+    are scored in one array call. A fact that does not parse (empty, emoji, a bare name, a
+    question: :func:`.structure.parses`) is ADDed and supersedes nothing. An identical fact
+    is NONE. Without the scorer's file the resolver is refused in one line naming
+    ``make resolver-pair``. (Version 2, a cross-encoder behind a stricter gate, is commit
+    b70990b.)
     """
 
     name = "structure"
     reads_user_names = True
-    # The pair model scores at most the nearest model_k candidates the gate leaves it (speed:
-    # a cross-encoder pass per pair; issue 26 asks for half of today's throughput).
-    model_k = 3
 
     def __init__(self, table: FrameTable | None = None, parser: Parser | None = None,
                  pair: PairModel | None = None) -> None:
@@ -248,7 +240,7 @@ class StructureResolver:
         if pair is None:
             from .pair_model import load_scorer
 
-            pair = load_scorer()
+            pair = load_scorer(table=self.table)
         self.pair = pair
         self._parser = parser
 
@@ -257,6 +249,13 @@ class StructureResolver:
         if self._parser is None:
             self._parser = default_parser()
         return self._parser
+
+    def share_embedder(self, embedder: Any) -> None:
+        """The engine's embedder, which the scorer uses when it is the scorer's own MiniLM
+        weights (any runtime): then no text is encoded twice."""
+        share = getattr(self.pair, "share_embedder", None)
+        if share is not None:
+            share(embedder)
 
     def decide(self, facts: Sequence[Fact], candidates: Candidates,
                user_names: frozenset[str] = frozenset()) -> list[Action]:
@@ -277,7 +276,7 @@ class StructureResolver:
             action, ask = self._gate_one(i, fact, cands, parsed[fact.content], claims_of)
             actions.append(action)
             asks.extend(ask)
-        scores = self.pair.score([(old, new) for _, _, old, new in asks]) if asks else []
+        scores = self.pair.score([(old, new) for _, _, old, new in asks], [i for i, *_ in asks], read) if asks else []
         best: dict[int, tuple[float, str]] = {}
         for (i, mid, _, _), s in zip(asks, scores, strict=True):
             if s > self.pair.threshold and s > best.get(i, (-1.0, ""))[0]:
@@ -287,7 +286,7 @@ class StructureResolver:
 
     def _gate_one(self, i: int, fact: Fact, cands: Sequence[tuple[Memory, float]], p: Any,
                   claims_of: Any) -> tuple[Action | None, list[tuple[int, str, str, str]]]:
-        """(the action when structure alone decides, else None; the pairs the model must score)."""
+        """(the action when no score is needed, else None; the pairs the scorer must score)."""
         chash = content_hash(fact.content)
         for memory, _ in cands:
             if (memory.content_hash or content_hash(memory.content)) == chash:
@@ -295,13 +294,8 @@ class StructureResolver:
         if not structure_parses(p):
             return Action("ADD", i), []
         new = claims_of(fact.content)
-        ask: list[tuple[int, str, str, str]] = []
-        for memory, _ in cands:
-            verdict = structure_gate(new, claims_of(memory.content), self.table)
-            if verdict == RULE:
-                return Action("UPDATE", i, memory.id), []
-            if verdict == MODEL and len(ask) < self.model_k:
-                ask.append((i, memory.id, memory.content, fact.content))
+        ask = [(i, memory.id, memory.content, fact.content) for memory, _ in cands
+               if structure_gate(new, claims_of(memory.content), self.table) == MODEL]
         return (None, ask) if ask else (Action("ADD", i), [])
 
 

@@ -60,6 +60,10 @@ class Claim:
     # False when the owner is a "name" NER reads as no person (an organisation, a place: chat's
     # "ngl joined aviva"): the gate then scopes the claim to the store's user (:func:`gate`)
     owner_read: bool = True
+    # how the owner was read: "self" (the user), "name" (a named person), "rel" (a possessed
+    # noun: "my wife", "my flat"), "noun" (a bare noun or one-word subject: "hubby", "mum"),
+    # "unread" (a "name" NER reads as no person)
+    who: str = "self"
 
 
 def _core(frame: str) -> str:
@@ -94,8 +98,10 @@ def claims(p: Parse, names: frozenset[str] = frozenset(),
             continue
         s = c.subject
         read = not (s.kind == "person" and not s.chain and _not_a_person(p.tokens[:c.verb], s.name))
+        who = ("unread" if not read else "rel" if noun else "self" if owner == "user"
+               else "name" if s.kind == "person" else "noun")
         out.append(Claim(owner, f"{noun}:{_core(t.frame)}", t.value, words, t.value_type,
-                         t.additive or (s.plural and s.kind not in ("user", "none")), t.negated, read))
+                         t.additive or (s.plural and s.kind not in ("user", "none")), t.negated, read, who))
     return tuple(out)
 
 
@@ -258,14 +264,30 @@ def first_superseded(new: Iterable[Claim], old: Iterable[Claim], table: FrameTab
     return any(supersedes(n, o, table) for n in new for o in olds)
 
 
-REFUSE, RULE, MODEL = "refuse", "rule", "model"
+REFUSE, MODEL = "refuse", "model"
+# How the owners of two claims relate (:func:`relation`), in the order the pair scorer's
+# one-hot features name them. "different" is the gate's refusal: both owners read and
+# explicitly two people (two names, two possessed nouns: "my wife" / "my brother").
+RELATIONS = ("same", "self_name", "self_rel", "self_noun", "name_rel", "noun", "unread", "different")
+_EXPLICIT = frozenset({"name", "rel"})
 
 
-def _owners(cs: tuple[Claim, ...]) -> frozenset[str]:
-    """Whose facts ``cs`` state. A statement the parse reads no owner in (no claim, or an
-    owner NER says is no person) is scoped to the store it is in: the user's (the engine
-    fetches candidates of the same user only)."""
-    return frozenset(c.owner if c.owner_read else "user" for c in cs) or frozenset({"user"})
+def relation(a: Claim, b: Claim) -> str:
+    """How the owners of ``a`` and ``b`` relate. Only grammar decides "different": two
+    names, or two possessed nouns (of any possessors), that differ. The user against a name
+    or a possessed noun is left to the pair scorer (a note names its customer; "my flat" is
+    the user's), as is an owner the parse could not read."""
+    if "unread" in (a.who, b.who):
+        return "unread"
+    ka, kb = (a.owner, a.frame.split(":")[0]), (b.owner, b.frame.split(":")[0])
+    if ka == kb:
+        return "same"
+    pair = {a.who, b.who}
+    if pair <= _EXPLICIT and len(pair) == 1:
+        return "different"
+    if "self" in pair:
+        return {"name": "self_name", "rel": "self_rel"}.get((pair - {"self"}).pop(), "self_noun")
+    return "name_rel" if pair == _EXPLICIT else "noun"
 
 
 def parses(p: Parse) -> bool:
@@ -278,33 +300,22 @@ def parses(p: Parse) -> bool:
 
 
 def gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable) -> str:
-    """What may decide whether ``new`` supersedes ``old``: REFUSE (nothing may), RULE
-    (structure says it does: :func:`supersedes`), or MODEL (the pair model decides).
+    """REFUSE (nothing may supersede) or MODEL (the pair scorer decides); grammar-safe
+    refusals only (version 3):
 
-    REFUSE when the new fact says it adds (also, another, second, a coordinated argument);
-    when the two facts have no owner in common (never across subjects); when either fact
-    states, for the owners they share, only frames the table knows hold several values at
-    once (a second pet, a second medication: never across multi-valued frames); and, when
-    the rule does not decide, when they share no (owner, possessed noun): the model never
-    decides between a relative's fact and another's."""
+    - the new fact says it adds (also, another, second, a coordinated argument);
+    - the owners are explicitly different: every pair of claims is two names or two
+      possessed nouns that differ (never across subjects);
+    - either fact states only frames the table KNOWS hold several values at once (a second
+      pet, a second medication: never across multi-valued frames).
+
+    An owner the parse cannot read, or a fact with no claim, is no refusal: the scorer
+    weighs it (:mod:`.pair_model`)."""
     if any(c.additive for c in new):
         return REFUSE
-    shared = _owners(new) & _owners(old)
-    if not shared:
+    if new and old and all(relation(n, o) == "different" for n in new for o in old):
         return REFUSE
     for side in (new, old):
-        mine = [c for c in side if (c.owner if c.owner_read else "user") in shared]
-        if mine and all(c.frame in table.multi for c in mine):
+        if side and all(c.frame in table.multi for c in side):
             return REFUSE
-    if any(supersedes(n, o, table) for n in new for o in old):
-        return RULE
-    if not _who(new) & _who(old):
-        return REFUSE  # the model never decides between two people of one owner ("my brother", "my wife")
     return MODEL
-
-
-def _who(cs: tuple[Claim, ...]) -> frozenset[tuple[str, str]]:
-    """(owner, possessed noun) of each claim: "my wife" and "my brother" are two people (so,
-    to be safe, are the user and "my flat": only the rule's frame classes join those)."""
-    return frozenset(((c.owner if c.owner_read else "user"), c.frame.split(":")[0]) for c in cs) \
-        or frozenset({("user", "")})
