@@ -17,6 +17,8 @@ fit_v3's machinery with the cross-encoder's features added (`v4.FEATURES_V4`):
 
 `VERSION` is what ``make fit-v4`` fits: the cross-encoder's reading (``cross_quant``: fp32 or
 its int8 copy, `cross.build_int8`; ``cross_top_k``: how many of the first memories it scores).
+Version 4.1 (DESIGN_LOG V5): int8 over the rank-1 memory, chosen for speed on development
+data; version 4 (DESIGN_LOG V4, M2) was fp32 over the top 3.
 
 Usage: ``python -c "from widemem_bench.answerability.fit_v4 import write_v4; write_v4()"``.
 """
@@ -47,7 +49,7 @@ from widemem_bench.answerability.v4 import (
 )
 
 # the cross-encoder reading that make fit-v4 fits (DESIGN_LOG V5: chosen on development data for speed)
-VERSION: dict[str, Any] = {"version": "4", "cross_quant": "fp32", "cross_top_k": 3}
+VERSION: dict[str, Any] = {"version": "4.1", "cross_quant": "int8", "cross_top_k": 1}
 
 
 class V4Scorer(V3Scorer):
@@ -106,7 +108,7 @@ def fit_v4(name: str = "minilm-l6", opts: FitOptions | None = None, version: dic
            rows: Any = None) -> tuple[ScorerV4, Any]:
     """The v4 scorer of one embedder and the per-question frame of the development searches it used
     (``version``: `VERSION` by default; ``rows``: `dev_rows`' output, to fit several from one reading)."""
-    from widemem_bench.calibrate import certify_scorer, split_users
+    from widemem_bench.calibration.scorers import certify_scorer, split_users
     from widemem_bench.embedders import load_embedder
 
     opts = opts or FitOptions()
