@@ -241,3 +241,25 @@ def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch) -> None:
     (q / cross.INT8_FILE).write_bytes(b"tampered")
     with pytest.raises(ValueError, match="damaged"):
         cross.load_cross("e" * 64, "int8")
+
+
+def test_fit_v4_from_given_rows_names_its_version() -> None:
+    """fit_v4's machinery end to end on made-up rows (its imports resolve; the file says which reading it fits)."""
+    import pandas as pd
+
+    from widemem_bench.answerability.fit_v3 import FitOptions
+    from widemem_bench.answerability.fit_v4 import VERSION, fit_v4
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    kinds = rng.choice(["answerable", "hard_negative", "other_person", "never_mentioned"], n, p=[.5, .2, .15, .15])
+    x = rng.normal(size=(n, len(FEATURES_V4)))
+    x[:, FEATURES_V4.index("cross_max")] += 6 * (kinds == "answerable")
+    f = pd.DataFrame({"world": "timelines", "kind": kinds, "group": [f"u{i % 200}" for i in range(n)],
+                      "top1": rng.uniform(size=n), "cross_max": x[:, FEATURES_V4.index("cross_max")]})
+    info = {"key": KEY, "folder": "-", "quant": VERSION["cross_quant"], "top_k": VERSION["cross_top_k"],
+            "users_dropped": 0, "questions_dropped": 0}
+    s, frame = fit_v4("hash-test", FitOptions(worlds=("timelines",)), rows=(None, f, x, [], info))
+    assert (s.quant, s.top_k, s.meta["version"]) == (VERSION["cross_quant"], VERSION["cross_top_k"], VERSION["version"])
+    assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
+    assert s.meta["figures_certifying_users"]["timelines"]["auroc_v4"] > 0.8 and len(frame) == n
