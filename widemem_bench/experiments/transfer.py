@@ -2,6 +2,7 @@
 
     widemem-bench transfer
     widemem-bench transfer_report out=reports/transfer.md
+    widemem-bench transfer_report out=reports/transfer.md from_table=<table.parquet>   (re-render, no read)
 
 Rows: widemem's bands (its MiniLM table on the top-1 cosine), the calibrated
 thresholds (the committed calibration file of the embedder), answerability v1 (its
@@ -317,14 +318,25 @@ def tool(cfg: dict[str, Any]) -> int:
     n_boot, seed, name, out = int(cfg["n_boot"]), int(cfg["seed"]), str(cfg["embedder"]), Path(str(cfg["out"]))
     if n_boot < 1:
         raise ValueError(f"n_boot: must be a positive integer, got {n_boot}")
-    emb = load_embedder(name)
-    table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
-                             n_boot=n_boot, seed=seed, v3=load_v3(name), world_n=_world_n({}), v4=load_v4(name))
+    if cfg.get("from_table") is not None:
+        # a re-render (new DESIGN_LOG marks, wording): the figures of the run that wrote the table, no read
+        src = Path(str(cfg["from_table"]))
+        if not src.is_file():
+            raise ValueError(f"from_table: {src} not found")
+        table = pd.read_parquet(src)
+        if set(table["embedder"]) != {name}:
+            raise ValueError(f"from_table: {src} holds embedder(s) {sorted(set(table['embedder']))}, not {name}")
+    else:
+        emb = load_embedder(name)
+        table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
+                                 n_boot=n_boot, seed=seed, v3=load_v3(name), world_n=_world_n({}), v4=load_v4(name))
     if cfg.get("table") is not None:
         table.to_parquet(Path(str(cfg["table"])))
     out.parent.mkdir(parents=True, exist_ok=True)
-    # The record names every option that changes a figure (the intervals depend on n_boot and seed).
-    command = tool_command("transfer_report", {k: v for k, v in cfg.items() if k != "table"}, every=True)
+    # The record names every option that changes a figure (the intervals depend on n_boot and seed); a
+    # re-render names the command that measured them.
+    command = tool_command("transfer_report", {k: v for k, v in cfg.items() if k not in ("table", "from_table")},
+                           every=True)
     out.write_text(transfer_markdown(table, command=command), encoding="utf-8")
     print(f"wrote {out}")
     return 0
