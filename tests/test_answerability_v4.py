@@ -171,3 +171,95 @@ def test_committed_v4_file_loads() -> None:
     assert s.model.features == FEATURES_V4 and len(s.cross_key) == 64
     assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
     assert s.meta["answerable_at_none"]["upper_bound"] <= 0.05
+
+
+def test_cross_train_code_is_pinned() -> None:
+    """cross_train.py's bytes are in the cross-encoder's cache key: an edit moves the key (a retrain)."""
+    import hashlib
+    from pathlib import Path
+
+    got = hashlib.sha256((Path(cross.__file__).parent / "cross_train.py").read_bytes()).hexdigest()
+    assert got == cross.TRAIN_CODE_SHA256, "cross_train.py changed: the cross-encoder's cache key moves"
+
+
+def test_top_k_and_quant_come_from_the_file(tmp_path, emb, fake_cross) -> None:
+    s = _toy()
+    one = ScorerV4(s.embedder, s.model, s.cutoffs, KEY, {"cross_top_k": 1, "cross_quant": "fp32"})
+    assert (s.top_k, s.quant, one.top_k) == (CROSS_TOP_K, "fp32", 1)  # no keys: version 1 (fp32, top 3)
+    row = one.features("where does my aunt work?", ["aunt works at the library", "train leaves at 9pm"],
+                       [0.6, 0.2], encoder_fn(emb))
+    assert len(fake_cross.pairs) == 1 and row[-3:].tolist() == [row[-3], row[-3], 0.6]
+    save_scorer_v4(one, tmp_path / "hash-test.v4.json")
+    back = load_scorer_v4("hash-test", tmp_path)
+    assert (back.top_k, back.quant) == (1, "fp32")
+    set_scorer_v4(None)
+    for bad, match in (({"cross_top_k": 0}, "cross_top_k"), ({"cross_top_k": "2"}, "cross_top_k"),
+                       ({"cross_quant": "fp16"}, "cross_quant")):
+        d = json.loads((tmp_path / "hash-test.v4.json").read_text())
+        (tmp_path / "b.v4.json").write_text(json.dumps({**d, **bad}))
+        with pytest.raises(ValueError, match=match):
+            ScorerV4.from_dict(json.loads((tmp_path / "b.v4.json").read_text()))
+
+
+def test_int8_scores_one_pair_per_call() -> None:
+    """int8 activations are scaled per call: each pair is scored alone, so its score never depends on a batch."""
+    import torch
+
+    calls: list[int] = []
+
+    def tok(qs, ms, **kw):
+        calls.append(len(qs))
+        return {"x": torch.tensor([[float(len(q) + len(m))] for q, m in zip(qs, ms, strict=True)])}
+
+    class Model:
+        def __call__(self, x):
+            return type("Out", (), {"logits": x / 10})()
+
+    pairs = [("a?", "bb"), ("ccc?", "d"), ("a?", "bb")]
+    got = cross.CrossScorer("k", Model(), tok, 64, {}, "int8").scores(pairs)
+    assert calls == [1, 1]
+    np.testing.assert_allclose(got, [0.4, 0.5, 0.4], rtol=1e-6)
+    calls.clear()
+    cross.CrossScorer("k", Model(), tok, 64, {}).scores(pairs)
+    assert calls == [2]  # fp32 batches
+
+
+def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
+    with pytest.raises(ValueError, match="not one of"):
+        cross.load_cross("f" * 64, "fp16")
+    d = tmp_path / "cross" / ("e" * 64)
+    d.mkdir(parents=True)
+    (d / "model.safetensors").write_bytes(b"weights")
+    sha = cross._sha256(d / "model.safetensors")
+    (d / "manifest.json").write_text(json.dumps({"weights_sha256": sha, "settings": {"max_length": 64}}))
+    with pytest.raises(ValueError, match=r"int8 cross-encoder .* not built .* make answer-cross"):
+        cross.load_cross("e" * 64, "int8")
+    q = cross.int8_dir("e" * 64)
+    q.mkdir(parents=True)
+    (q / "manifest.json").write_text(json.dumps({"weights_sha256": "0" * 64}))
+    (q / cross.INT8_FILE).write_bytes(b"tampered")
+    with pytest.raises(ValueError, match="damaged"):
+        cross.load_cross("e" * 64, "int8")
+
+
+def test_fit_v4_from_given_rows_names_its_version() -> None:
+    """fit_v4's machinery end to end on made-up rows (its imports resolve; the file says which reading it fits)."""
+    import pandas as pd
+
+    from widemem_bench.answerability.fit_v3 import FitOptions
+    from widemem_bench.answerability.fit_v4 import VERSION, fit_v4
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    kinds = rng.choice(["answerable", "hard_negative", "other_person", "never_mentioned"], n, p=[.5, .2, .15, .15])
+    x = rng.normal(size=(n, len(FEATURES_V4)))
+    x[:, FEATURES_V4.index("cross_max")] += 6 * (kinds == "answerable")
+    f = pd.DataFrame({"world": "timelines", "kind": kinds, "group": [f"u{i % 200}" for i in range(n)],
+                      "top1": rng.uniform(size=n), "cross_max": x[:, FEATURES_V4.index("cross_max")]})
+    info = {"key": KEY, "folder": "-", "quant": VERSION["cross_quant"], "top_k": VERSION["cross_top_k"],
+            "users_dropped": 0, "questions_dropped": 0}
+    s, frame = fit_v4("hash-test", FitOptions(worlds=("timelines",)), rows=(None, f, x, [], info))
+    assert (s.quant, s.top_k, s.meta["version"]) == (VERSION["cross_quant"], VERSION["cross_top_k"], VERSION["version"])
+    assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
+    assert s.meta["figures_certifying_users"]["timelines"]["auroc_v4"] > 0.8 and len(frame) == n

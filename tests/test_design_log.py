@@ -47,7 +47,8 @@ def unmarked(text: str, where: str, seen: dict | None = None) -> list[str]:
         head = t[0]
         if head[0] == "method":                     # transfer: methods x sets
             for row in t[1:]:
-                method = LOG_METHOD.get(row[0]) or ("answerability v2" if row[0].startswith("v2 minus") else None)
+                method = LOG_METHOD.get(row[0]) or next((f"answerability {v}" for v in ("v2", "v4")
+                                                         if row[0].startswith(f"{v} minus")), None)
                 for s, c in zip(head[1:], row[1:], strict=False):
                     ls = LOG_SET.get(s)
                     if method and ls and c != "n/a" and "/" not in c.split("[")[0]  \

@@ -163,3 +163,26 @@ def test_a_missing_file_stops_the_run_in_one_line(tmp_path: Path, params: dict, 
         T.run({"params": params}, _ctx(tmp_path, data=False))  # type: ignore[arg-type]
     msg = str(err.value)
     assert "\n" not in msg and file.format(tmp=tmp_path) in msg and command.format(tmp=tmp_path) in msg, msg
+
+
+def test_re_render_from_a_saved_table_reads_no_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """from_table= re-renders the markdown from the long table of an earlier run: no set is built or read."""
+    import widemem_bench.experiments.transfer as T
+    from widemem_bench.cli import compose_tool
+
+    def no_read(*a, **k):
+        raise AssertionError("a re-render must not build the searches")
+
+    monkeypatch.setattr(T, "compute_transfer", no_read)
+    monkeypatch.setattr(T, "_searches", no_read)
+    src = tmp_path / "t.parquet"
+    _table().assign(embedder="minilm-l6").to_parquet(src)
+    out = tmp_path / "t.md"
+    assert T.tool(compose_tool("transfer_report", [f"from_table={src}", f"out={out}"])) == 0
+    md = out.read_text()
+    assert "| answerability v4 |" in md and "from_table" not in md
+    assert f"`widemem-bench transfer_report embedder=minilm-l6 out={out} n_boot=1000 seed=0`" in md
+    with pytest.raises(ValueError, match=r"from_table: .* not found"):
+        T.tool(compose_tool("transfer_report", [f"from_table={tmp_path / 'none.parquet'}", f"out={out}"]))
+    with pytest.raises(ValueError, match="not tfidf"):
+        T.tool(compose_tool("transfer_report", [f"from_table={src}", "embedder=tfidf", f"out={out}"]))

@@ -19,6 +19,14 @@ cross-encoder never saw) chooses the epoch.
 `cross_train.build_cross` (``make answer-cross``) trains it and caches it OUTSIDE git under
 ``<cache>/cross/<key>``, key = sha256 of (base weights, pairs, this file's code, seed,
 settings); `load_cross` reads it back, a one-line error naming the make target when absent.
+
+v4.1 reads an int8 copy (`build_int8`, also ``make answer-cross``): torch's dynamic
+quantization of every Linear layer (per-channel int8 weights, activations quantized per
+call) from the verified fp32 weights, cached under ``<cache>/cross/int8-<sha256 of (fp32
+weights, torch version, scheme)>``. Because the activations' scale is set per call, a pair's
+int8 logit would move with the other pairs of its batch; `CrossScorer` therefore scores an
+int8 model one pair per call, so a pair has one score wherever it is scored (fit, engine,
+report).
 """
 
 from __future__ import annotations
@@ -163,6 +171,12 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+# sha256 of cross_train.py, part of the cache key: any edit there (even a new function) moves the key and
+# `make answer-cross` retrains (17 min), so the committed v4 file would name a build a fresh clone cannot make.
+# tests/test_answerability_v4.py pins it; change it only with a retrain and a refit (a new v4 version).
+TRAIN_CODE_SHA256 = "45f104d9b5563271e660edec1abed5b25e9353492c2d7276ce078b3f9c37e156"
+
+
 def cache_key(pairs: Sequence[dict[str, Any]], seed: int) -> str:
     """sha256 of (base weights, pairs, the training code `cross_train`, seed, settings)."""
     code = hashlib.sha256((Path(__file__).parent / "cross_train.py").read_bytes()).hexdigest()
@@ -188,11 +202,14 @@ class CrossScorer:
     tokenizer: Any
     max_length: int
     memo: dict[tuple[str, str], float]
+    quant: str = "fp32"
 
     def scores(self, pairs: Sequence[tuple[str, str]], batch: int = 64) -> np.ndarray:
         import torch
 
         todo = list(dict.fromkeys(p for p in pairs if p not in self.memo))
+        if self.quant != "fp32":
+            batch = 1  # int8 activations are scaled per call: a pair alone has one score
         for i in range(0, len(todo), batch):
             part = todo[i:i + batch]
             enc = self.tokenizer([q for q, _ in part], [m for _, m in part], truncation=True,
@@ -207,12 +224,15 @@ class CrossScorer:
 
 
 _LOADED: dict[str, CrossScorer] = {}
+QUANTS = ("fp32", "int8")
+# torch's dynamic quantization: int8 weights per output channel, activations quantized per call
+INT8_SCHEME = {"api": "torch.ao.quantization.quantize_dynamic", "modules": "every torch.nn.Linear",
+               "qconfig": "per_channel_dynamic_qconfig", "dtype": "qint8"}
+INT8_FILE = "model.int8.pt"
 
 
-def load_cross(key: str) -> CrossScorer:
-    """The cross-encoder built under ``key`` (cached per process); one line naming the make target when absent."""
-    if key in _LOADED:
-        return _LOADED[key]
+def _fp32(key: str) -> tuple[Path, dict[str, Any]]:
+    """The fp32 build's folder and manifest, its weights' sha256 checked."""
     d = cross_dir(key)
     manifest = d / "manifest.json"
     if not manifest.is_file():
@@ -222,13 +242,98 @@ def load_cross(key: str) -> CrossScorer:
     if not weights.is_file() or _sha256(weights) != meta.get("weights_sha256"):
         raise ValueError(f"answerability v4: cross-encoder weights at {d} are missing or damaged; "
                          f"delete the folder and run {MAKE_TARGET}")
+    return d, meta
+
+
+def _fp32_model(d: Path) -> tuple[Any, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    model = AutoModelForSequenceClassification.from_pretrained(str(d)).eval()
-    tok = AutoTokenizer.from_pretrained(str(d))
-    _LOADED[key] = CrossScorer(key, model, tok, int(meta["settings"]["max_length"]), {})
-    return _LOADED[key]
+    return AutoModelForSequenceClassification.from_pretrained(str(d)).eval(), AutoTokenizer.from_pretrained(str(d))
+
+
+def _quantize(model: Any) -> Any:
+    import warnings
+
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    torch.set_num_threads(1)
+    with warnings.catch_warnings():  # torch's notice that eager quantization moves to torchao
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8).eval()
+
+
+def int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
+    """``<cache>/cross/int8-<sha256 of (fp32 weights, torch version, scheme)>``."""
+    import torch
+
+    meta = meta if meta is not None else _fp32(key)[1]
+    return cross_dir("int8-" + digest({"fp32_weights": meta["weights_sha256"], "torch": torch.__version__,
+                                       "scheme": INT8_SCHEME}))
+
+
+def build_int8(key: str, log: Any = print) -> Path:
+    """Quantize the verified fp32 build ``key`` to int8 (`INT8_SCHEME`), or find it in the cache."""
+    import torch
+
+    d, meta = _fp32(key)
+    out = int8_dir(key, meta)
+    if (out / "manifest.json").is_file():
+        log(f"int8 cross-encoder already built: {out}")
+        return out
+    model, _ = _fp32_model(d)
+    q = _quantize(model)
+    tmp = out.with_name(out.name + ".tmp")
+    remove_partial(tmp)
+    tmp.mkdir(parents=True)
+    torch.save(q.state_dict(), tmp / INT8_FILE)
+    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "torch": torch.__version__,
+                "scheme": INT8_SCHEME, "weights_sha256": _sha256(tmp / INT8_FILE)}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    remove_partial(out)
+    tmp.replace(out)
+    log(f"wrote {out}")
+    return out
+
+
+def load_cross(key: str, quant: str = "fp32") -> CrossScorer:
+    """The cross-encoder built under ``key`` (cached per process), fp32 or its int8 copy; one line naming
+    the make target when absent or damaged."""
+    if quant not in QUANTS:
+        raise ValueError(f"answerability v4: cross-encoder quantization {quant!r} is not one of {list(QUANTS)}")
+    memo_key = key if quant == "fp32" else f"{key}:{quant}"
+    if memo_key in _LOADED:
+        return _LOADED[memo_key]
+    d, meta = _fp32(key)
+    qd = int8_dir(key, meta) if quant == "int8" else None
+    if qd is not None:  # checked before any model loads
+        qm = qd / "manifest.json"
+        if not qm.is_file():
+            raise ValueError(f"answerability v4: int8 cross-encoder of {key[:12]} is not built at {qd}; "
+                             f"run {MAKE_TARGET}")
+        qmeta = json.loads(qm.read_text(encoding="utf-8"))
+        if not (qd / INT8_FILE).is_file() or _sha256(qd / INT8_FILE) != qmeta.get("weights_sha256"):
+            raise ValueError(f"answerability v4: int8 cross-encoder weights at {qd} are missing or damaged; "
+                             f"delete the folder and run {MAKE_TARGET}")
+    model, tok = _fp32_model(d)
+    if qd is not None:
+        import torch
+
+        model = _quantize(model)
+        model.load_state_dict(torch.load(qd / INT8_FILE, weights_only=False))  # our own file, sha256 checked
+    _LOADED[memo_key] = CrossScorer(key, model, tok, int(meta["settings"]["max_length"]), {}, quant)
+    return _LOADED[memo_key]
+
+
+def tool(cfg: dict[str, Any]) -> int:
+    """``widemem-bench answer_cross`` (``make answer-cross``): build or find the cross-encoder and its int8 copy."""
+    from widemem_bench.answerability.cross_train import build_cross
+
+    key = build_cross(str(cfg["embedder"])).name
+    print(f"cross-encoder: {cross_dir(key)}")
+    print(f"int8 cross-encoder: {build_int8(key)}")
+    return 0
 
 
 def remove_partial(path: Path) -> None:
@@ -237,5 +342,5 @@ def remove_partial(path: Path) -> None:
         shutil.rmtree(path)
 
 
-__all__ = ["BASE_SHA256", "CROSS_SPLITS", "SETTINGS", "CrossScorer", "base_dir", "cache_key", "cross_dir",
-           "dev_pairs", "is_cross_user", "load_cross", "question_pairs", "select_searches"]
+__all__ = ["BASE_SHA256", "CROSS_SPLITS", "QUANTS", "SETTINGS", "CrossScorer", "base_dir", "build_int8", "cache_key",
+           "cross_dir", "dev_pairs", "int8_dir", "is_cross_user", "load_cross", "question_pairs", "select_searches"]

@@ -153,9 +153,3 @@ def build_cross(embedder: str = "minilm-l6", seed: int | None = None, log: Any =
     tmp.replace(out)
     log(f"wrote {out}")
     return out
-
-
-def tool(cfg: dict[str, Any]) -> int:
-    """``widemem-bench answer_cross`` (``make answer-cross``): build or find the cross-encoder."""
-    print(f"cross-encoder: {build_cross(str(cfg['embedder']))}")
-    return 0

@@ -15,6 +15,11 @@ fit_v3's machinery with the cross-encoder's features added (`v4.FEATURES_V4`):
    alone and of the top-1 cosine (development figures).
 5. ``widemem_bench/answerability/files/<embedder>.v4.json``.
 
+`VERSION` is what ``make fit-v4`` fits: the cross-encoder's reading (``cross_quant``: fp32 or
+its int8 copy, `cross.build_int8`; ``cross_top_k``: how many of the first memories it scores).
+Version 4.1 (DESIGN_LOG V5): int8 over the rank-1 memory, chosen for speed on development
+data; version 4 (DESIGN_LOG V4, M2) was fp32 over the top 3.
+
 Usage: ``python -c "from widemem_bench.answerability.fit_v4 import write_v4; write_v4()"``.
 """
 
@@ -42,6 +47,9 @@ from widemem_bench.answerability.v4 import (
     save_scorer_v4,
     scorer_path_v4,
 )
+
+# the cross-encoder reading that make fit-v4 fits (DESIGN_LOG V5: chosen on development data for speed)
+VERSION: dict[str, Any] = {"version": "4.1", "cross_quant": "int8", "cross_top_k": 1}
 
 
 class V4Scorer(V3Scorer):
@@ -74,26 +82,42 @@ def _figures(f: Any, prob: np.ndarray, held: np.ndarray, users: np.ndarray, worl
     return out
 
 
-def fit_v4(name: str = "minilm-l6", opts: FitOptions | None = None) -> tuple[ScorerV4, Any]:
-    """The v4 scorer of one embedder and the per-question frame of the development searches it used."""
-    from widemem_bench.answerability.cross import cross_dir, load_cross
+def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any, Any, np.ndarray, Any, dict[str, Any]]:
+    """(searches, their frame, v4 feature rows, development metas, cross-encoder facts) of the fit."""
+    from widemem_bench.answerability.cross import build_int8, cross_dir, load_cross
     from widemem_bench.answerability.cross_train import build_cross
-    from widemem_bench.calibrate import certify_scorer, split_users
     from widemem_bench.embedders import load_embedder
 
-    opts = opts or FitOptions()
-    t0 = time.perf_counter()
     key = build_cross(name).name  # the cached build, or a one-time training run
-    cross = load_cross(key)
+    if version["cross_quant"] == "int8":
+        build_int8(key)
+    cross = load_cross(key, version["cross_quant"])
     emb = load_embedder(name)
-    worlds = available_worlds(opts.worlds)
-    s, metas = dev_searches(emb, worlds)
+    s, metas = dev_searches(emb, available_worlds(opts.worlds))
     dropped = cross_mask(s.frame)
     n_dropped_users = int(s.frame["group"][dropped].nunique())
     s = s.subset(~dropped)
     f = s.frame
-    x = feature_rows_v4(f["query"].tolist(), s.contents, s.cosines, emb, cross)
-    f = f.assign(cross_max=x[:, FEATURES_V4.index("cross_max")])
+    x = feature_rows_v4(f["query"].tolist(), s.contents, s.cosines, emb, cross, top_k=version["cross_top_k"])
+    info = {"key": key, "folder": str(cross_dir(key)), "quant": version["cross_quant"],
+            "top_k": version["cross_top_k"], "users_dropped": n_dropped_users, "questions_dropped": int(dropped.sum())}
+    return s, f.assign(cross_max=x[:, FEATURES_V4.index("cross_max")]), x, metas, info
+
+
+def fit_v4(name: str = "minilm-l6", opts: FitOptions | None = None, version: dict[str, Any] | None = None,
+           rows: Any = None) -> tuple[ScorerV4, Any]:
+    """The v4 scorer of one embedder and the per-question frame of the development searches it used
+    (``version``: `VERSION` by default; ``rows``: `dev_rows`' output, to fit several from one reading)."""
+    from widemem_bench.calibration.scorers import certify_scorer, split_users
+    from widemem_bench.embedders import load_embedder
+
+    opts = opts or FitOptions()
+    version = dict(VERSION if version is None else version)
+    t0 = time.perf_counter()
+    _, f, x, metas, info = rows if rows is not None else dev_rows(name, opts, version)
+    emb = load_embedder(name)
+    worlds = available_worlds(opts.worlds)
+    key = info["key"]
     kinds, users = f["kind"].to_numpy(dtype=str), f["group"].to_numpy(dtype=str)
     settings = {"targets": dict(opts.targets), "cap": dict(CAP), "none_answerable": NONE_ANSWERABLE,
                 "low_cap": {}, "delta": opts.delta, "method": "cluster"}
@@ -102,9 +126,7 @@ def fit_v4(name: str = "minilm-l6", opts: FitOptions | None = None) -> tuple[Sco
                                          share=opts.share, score_name="answerability v4")
     held = split_users(users, opts.share, opts.seed)
     none_st = ladder.statements.get("none")
-    meta = {"model_id": emb.model_id, "development": metas,
-            "cross_encoder": {"key": key, "folder": str(cross_dir(key)), "top_k": 3,
-                              "users_dropped": n_dropped_users, "questions_dropped": int(dropped.sum())},
+    meta = {**version, "model_id": emb.model_id, "development": metas, "cross_encoder": info,
             "split": split, "certificate": ladder.certificate(), "bands": ladder.bands,
             "answerable_at_none": {"certified_max": NONE_ANSWERABLE,
                                    "on_certifying_users": None if none_st is None else none_st.value,

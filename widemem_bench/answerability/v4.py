@@ -8,6 +8,12 @@ first `CROSS_TOP_K` memories, scored in one batch:
 - ``cross_max``: the best logit over the first `CROSS_TOP_K` memories;
 - ``cross_max_cos``: the raw cosine of that memory (a best pair far down the ranking is weaker).
 
+Version 2 ("v4.1", DESIGN_LOG V5) is the same model at a lower cost per search: the file
+names ``cross_quant`` (the int8 copy of the same cross-encoder, `cross.build_int8`) and
+``cross_top_k`` (how many of the first memories are scored); a file without them is
+version 1 (fp32, top 3). With ``cross_top_k`` = 1 the three features are the rank-1
+memory's logit (twice) and its cosine.
+
 The model is gradient-boosted trees (`trees.TreeModel`) with (high, moderate, low) cut-offs
 certified by `calibration.certify_ladder`, users as the unit (`answerability.fit_v4`). The
 file ``widemem_bench/answerability/files/<embedder>.v4.json`` names the cross-encoder by its
@@ -48,23 +54,23 @@ def cross_row(logits: Sequence[float], cosines: Sequence[float]) -> np.ndarray:
 
 
 def cross_rows(queries: Sequence[str], contents: Sequence[Sequence[str]], cosines: Sequence[Sequence[float]],
-               cross: Any) -> np.ndarray:
+               cross: Any, top_k: int = CROSS_TOP_K) -> np.ndarray:
     """(n, 3) cross features for many searches, every pair scored once in batches."""
-    pairs = [(str(q), str(c)) for q, row in zip(queries, contents, strict=True) for c in list(row)[:CROSS_TOP_K]]
+    pairs = [(str(q), str(c)) for q, row in zip(queries, contents, strict=True) for c in list(row)[:top_k]]
     flat = cross.scores(pairs) if pairs else np.zeros(0)
     out, j = [], 0
     for row, cos in zip(contents, cosines, strict=True):
-        n = min(len(row), CROSS_TOP_K)
+        n = min(len(row), top_k)
         out.append(cross_row(flat[j:j + n].tolist(), list(cos)[:n]))
         j += n
     return np.stack(out) if out else np.zeros((0, len(FEATURES_CROSS)))
 
 
 def feature_rows_v4(queries: Sequence[str], contents: Sequence[Sequence[str]], cosines: Sequence[Sequence[float]],
-                    encoder: Any, cross: Any, parser: Any = None) -> np.ndarray:
+                    encoder: Any, cross: Any, parser: Any = None, top_k: int = CROSS_TOP_K) -> np.ndarray:
     """(n, len(FEATURES_V4)) for many searches: v3's batched rows and the cross features."""
     v3 = feature_rows_v3(queries, contents, cosines, encoder, parser)
-    return np.concatenate([v3, cross_rows(queries, contents, cosines, cross)], axis=1)
+    return np.concatenate([v3, cross_rows(queries, contents, cosines, cross, top_k)], axis=1)
 
 
 @dataclass(frozen=True)
@@ -77,14 +83,22 @@ class ScorerV4:
     cross_key: str
     meta: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def top_k(self) -> int:
+        return int(self.meta.get("cross_top_k", CROSS_TOP_K))
+
+    @property
+    def quant(self) -> str:
+        return str(self.meta.get("cross_quant", "fp32"))
+
     def cross(self) -> Any:
         from widemem_bench.answerability.cross import load_cross
 
-        return load_cross(self.cross_key)
+        return load_cross(self.cross_key, self.quant)
 
     def features(self, query: str, contents: Sequence[str], cosines: Sequence[float], encode: Encode,
                  parser: Any = None) -> np.ndarray:
-        top = [str(c) for c in contents[:CROSS_TOP_K]]
+        top = [str(c) for c in contents[:self.top_k]]
         logits = self.cross().scores([(str(query), c) for c in top]) if top else np.zeros(0)
         return np.concatenate([features_v3_row(query, contents, cosines, encode, parser),
                                cross_row(logits.tolist(), list(cosines)[:len(top)])])
@@ -95,7 +109,8 @@ class ScorerV4:
 
     def predict_searches(self, s: Any, encoder: Any) -> np.ndarray:
         """p(answerable) of every search of an `answerability.sets.Searches`, batched."""
-        x = feature_rows_v4(s.frame["query"].tolist(), s.contents, s.cosines, encoder, self.cross())
+        x = feature_rows_v4(s.frame["query"].tolist(), s.contents, s.cosines, encoder, self.cross(),
+                            top_k=self.top_k)
         return np.asarray(self.model.predict_proba(x), dtype=float)
 
     def band(self, probability: float) -> str:
@@ -119,6 +134,13 @@ class ScorerV4:
         if len(cut) != 3 or not cut[0] >= cut[1] >= cut[2]:
             raise ValueError(f"{where}: cutoffs must be (high, moderate, low) in that order, got {list(cut)}")
         meta = {k: v for k, v in data.items() if k not in ("format", "embedder", "model", "cutoffs", "cross_key")}
+        k = meta.get("cross_top_k", CROSS_TOP_K)
+        if not isinstance(k, int) or not 1 <= k <= CROSS_TOP_K:
+            raise ValueError(f"{where}: cross_top_k must be an integer in 1..{CROSS_TOP_K}, got {k!r}")
+        from widemem_bench.answerability.cross import QUANTS
+
+        if meta.get("cross_quant", "fp32") not in QUANTS:
+            raise ValueError(f"{where}: cross_quant must be one of {list(QUANTS)}, got {meta['cross_quant']!r}")
         return cls(str(data["embedder"]), model, (cut[0], cut[1], cut[2]), str(data["cross_key"]), meta)
 
 

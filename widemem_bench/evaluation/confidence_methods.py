@@ -2,9 +2,9 @@
 
 Shared by the `transfer` and `outside` experiments (an experiment never imports another):
 `method_scores` scores widemem's bands, the calibrated thresholds and answerability v1 / v2
-/ v3 on one `answerability.sets.Searches`; `cell` gives AUROC, recall and false confidence
+/ v3 / v4 on one `answerability.sets.Searches`; `cell` gives AUROC, recall and false confidence
 at MODERATE or above with cluster-bootstrap intervals; `paired_vs_top1` the paired AUROC
-difference against the top-1 cosine; `load_methods` / `load_v3` read the committed files.
+difference against the top-1 cosine; `load_methods` / `load_v3` / `load_v4` read the committed files.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ NEGATIVE = "unanswerable"
 
 
 def method_scores(s: Any, embedder: Any, *, cal: Any, v1: Any, v2: Any,
-                  v3: Any = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                  v3: Any = None, v4: Any = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(score, band code) per method for one set of searches."""
     from widemem_bench.answerability.v2 import feature_rows
     from widemem_bench.calibration import assign_bands
@@ -42,6 +42,10 @@ def method_scores(s: Any, embedder: Any, *, cal: Any, v1: Any, v2: Any,
 
         p3 = v3.model.predict_proba(feature_rows_v3(s.frame["query"].tolist(), s.contents, s.cosines, embedder))
         out["answerability v3"] = (p3, assign_bands(p3, v3.cutoffs))
+    if v4 is not None:
+        # the version the file holds (its cross-encoder reading: `ScorerV4.quant`, `.top_k`), as the engine scores it
+        p4 = v4.predict_searches(s, embedder)
+        out["answerability v4"] = (p4, assign_bands(p4, v4.cutoffs))
     return out
 
 
@@ -112,3 +116,12 @@ def load_v3(embedder_name: str, answerability_dir: Any = None) -> Any:
     if not scorer_path_v3(embedder_name, answerability_dir).is_file():
         return None
     return load_scorer_v3(embedder_name, answerability_dir)
+
+
+def load_v4(embedder_name: str, answerability_dir: Any = None) -> Any:
+    """The v4 scorer of one embedder (``<embedder>.v4.json``), or None when that embedder has none."""
+    from widemem_bench.answerability.v4 import load_scorer_v4, scorer_path_v4
+
+    if not scorer_path_v4(embedder_name, answerability_dir).is_file():
+        return None
+    return load_scorer_v4(embedder_name, answerability_dir)

@@ -70,11 +70,16 @@ def youden(bands: np.ndarray, kinds: np.ndarray) -> tuple[float, float, float]:
 
 
 def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    from widemem_bench.evaluation.confidence_methods import load_methods, load_v3, method_scores
+    from widemem_bench.evaluation.confidence_methods import (
+        load_methods,
+        load_v3,
+        load_v4,
+        method_scores,
+    )
     from widemem_bench.metrics import auroc
 
     cal, v1, v2 = load_methods(embedder.name)
-    v3 = load_v3(embedder.name)
+    v3, v4 = load_v3(embedder.name), load_v4(embedder.name)
     rows = []
     for name in SETS:
         s = outside_searches(embedder, directory / f"{name}.jsonl")
@@ -84,7 +89,7 @@ def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: i
         rng = np.random.default_rng(seed)
         boots = [np.concatenate([np.flatnonzero(users == u) for u in rng.choice(uniq, uniq.size)])
                  for _ in range(n_boot)]
-        for method, (score, bands) in method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3).items():
+        for method, (score, bands) in method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3, v4=v4).items():
             j, rec, fc = youden(bands, kinds)
             js = np.array([youden(bands[b], kinds[b])[0] for b in boots])
             row = {"set": name, "method": method, "embedder": embedder.name, "j": j,

@@ -2,11 +2,14 @@
 
     widemem-bench transfer
     widemem-bench transfer_report out=reports/transfer.md
+    widemem-bench transfer_report out=reports/transfer.md from_table=<table.parquet>   (re-render, no read)
 
 Rows: widemem's bands (its MiniLM table on the top-1 cosine), the calibrated
 thresholds (the committed calibration file of the embedder), answerability v1 (its
-scorer in that file), v2 (``widemem_bench/answerability/files/<embedder>.json``) and v3
-(``<embedder>.v3.json``, fitted on world A, C and N train + validation).
+scorer in that file), v2 (``widemem_bench/answerability/files/<embedder>.json``), v3
+(``<embedder>.v3.json``, fitted on world A, C and N train + validation) and v4 (``<embedder>.v4.json``:
+v3's features plus its cross-encoder's, fitted on the same development users; the version the
+file holds, DESIGN_LOG V5).
 Columns: world N holdout (when its dataset config exists), world A holdout, world B (when its dataset config exists; memories name-stripped
 as the engine's extractor stores them, and as stored in the notes), widemem's fixture
 (facts as stored and name-stripped, train and holdout users) and LoCoMo (turns as
@@ -32,25 +35,30 @@ from widemem_bench.evaluation.confidence_methods import (
     cell,
     load_methods,
     load_v3,
+    load_v4,
     method_scores,
     paired_vs_top1,
 )
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
 
-METHODS = ("widemem bands", "calibrated thresholds", "answerability v1", "answerability v2", "answerability v3")
+METHODS = ("widemem bands", "calibrated thresholds", "answerability v1", "answerability v2", "answerability v3",
+           "answerability v4")
 SET_ORDER = ("world N holdout", "world A holdout", "world B", "world B, facts as stored", "fixture stored, train", "fixture stored, holdout",
              "fixture stripped, train", "fixture stripped, holdout", "LoCoMo")
 # Transfer sets and methods by their reports/DESIGN_LOG.md names: a cell is marked † when a
 # logged decision of its method saw its set (widemem_bench.design_log; widemem's bands are
 # widemem's own and no decision here changes them).
-LOG_SET = {"world A holdout": "world A holdout", "world B": "world B", "world B, facts as stored": "world B",
+LOG_SET = {"world N holdout": "world N holdout", "world A holdout": "world A holdout", "world B": "world B", "world B, facts as stored": "world B",
            "fixture stored, train": "widemem fixture", "fixture stored, holdout": "widemem fixture",
            "fixture stripped, train": "widemem fixture", "fixture stripped, holdout": "widemem fixture",
            "LoCoMo": "LoCoMo"}
 LOG_METHOD = {"calibrated thresholds": "calibrated thresholds", "answerability v1": "answerability v1",
-              "answerability v2": "answerability v2"}
+              "answerability v2": "answerability v2", "answerability v3": "answerability v3",
+              "answerability v4": "answerability v4"}
 PAIRED = "v2 minus top-1 (paired)"
+# the methods whose AUROC minus the top-1 cosine's (paired) gets a row: v2, and v4 (issue 25's target)
+PAIRED_METHODS = {"answerability v2": PAIRED, "answerability v4": "v4 minus top-1 (paired)"}
 
 
 def cell_mark(method: str, set_name: str, seen: Any = None) -> str:
@@ -99,20 +107,23 @@ def _searches(embedder: Any, *, world_a: Any, world_b: Any | None, locomo_path: 
 def compute_transfer(embedder: Any, *, world_a: Any, world_b: Any | None = None, locomo_path: Any = None,
                      fixture_path: Any = None, n_boot: int = 1000, seed: int = 0,
                      methods: tuple[Any, Any, Any] | None = None, v3: Any = None,
-                     world_n: Any | None = None) -> pd.DataFrame:
+                     world_n: Any | None = None, v4: Any = None, searches: list[Any] | None = None) -> pd.DataFrame:
     """The long transfer table: one row per (set, method); ``methods`` from `load_methods`
-    (default: the committed files of the embedder), ``v3`` from `load_v3`."""
+    (default: the committed files of the embedder), ``v3`` / ``v4`` from `load_v3` / `load_v4`;
+    ``searches``: the sets already built by `_searches` (one read of each sealed set for several tables)."""
     cal, v1, v2 = methods or load_methods(embedder.name)
     rows = []
-    for s in _searches(embedder, world_a=world_a, world_b=world_b, locomo_path=locomo_path,
-                       fixture_path=fixture_path, world_n=world_n):
+    if searches is None:
+        searches = _searches(embedder, world_a=world_a, world_b=world_b, locomo_path=locomo_path,
+                             fixture_path=fixture_path, world_n=world_n)
+    for s in searches:
         kinds = s.frame["kind"].to_numpy(dtype=str)
         groups = s.frame["group"].to_numpy()
-        scores = method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3)
+        scores = method_scores(s, embedder, cal=cal, v1=v1, v2=v2, v3=v3, v4=v4)
         for method, (score, bands) in scores.items():
             row = {"set": s.name, "method": method, "embedder": embedder.name,
                    **cell(score, bands, kinds, groups, n_boot=n_boot, seed=seed)}
-            if method == "answerability v2":
+            if method in PAIRED_METHODS:
                 row.update(paired_vs_top1(score, scores["widemem bands"][0], kinds, groups, n_boot=n_boot,
                                           seed=seed))
             rows.append(row)
@@ -194,8 +205,10 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench tran
         "reads the speaker list.", "",
         "† a design decision of this method was made after seeing a figure on this set, read from the "
         "entry headers of reports/DESIGN_LOG.md" + (f" ({foot})" if foot else "") + ". "
-        f"\"{PAIRED}\": v2's AUROC minus the top-1 cosine's on the same questions, paired cluster "
-        "bootstrap (one resample of users, or LoCoMo conversations, for both scores).", "",
+        f"\"{PAIRED}\" (and v4's): the method's AUROC minus the top-1 cosine's on the same questions, paired "
+        "cluster bootstrap (one resample of users, or LoCoMo conversations, for both scores). Answerability v4 is "
+        "the version its committed file holds (v4.1: its cross-encoder in int8 over the rank-1 memory; "
+        "reports/DESIGN_LOG.md V5), fitted and certified on the development users of worlds A, C and N as v3.", "",
         f"Command: `{command}`.", "",
     ]
     for metric, title, pct in (("auroc", "AUROC", False), ("recall", "Recall at MODERATE+", True),
@@ -224,14 +237,16 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench tran
                         f"({int(x['answerable_none_count'])}/{int(x['n_answerable'])})")
                 cells.append(text + cell_mark(m, s, seen))
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        v2 = table[table["method"] == "answerability v2"]
-        if metric == "auroc" and "auroc_minus_top1" in table and len(v2):
+        for pm, label in PAIRED_METHODS.items():
+            part = table[table["method"] == pm]
+            if metric != "auroc" or "auroc_minus_top1" not in table or not len(part):
+                continue
             cells = []
             for s in sets:
-                r = v2[v2["set"] == s]
-                cells.append(_signed(r.iloc[0], "auroc_minus_top1") + cell_mark("answerability v2", s, seen)
+                r = part[part["set"] == s]
+                cells.append(_signed(r.iloc[0], "auroc_minus_top1") + cell_mark(pm, s, seen)
                              if len(r) else "n/a")
-            lines.append(f"| {PAIRED} | " + " | ".join(cells) + " |")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines += ["<!-- /readme -->", ""] if metric == "auroc" else [""]
     lines += _fixture_counts(table, sets)
     lines.append("")
@@ -270,11 +285,13 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     # The files first: a missing one stops the run in one line before any data set is built.
     methods = load_methods(emb.name, dirs["calibration_dir"], dirs["answerability_dir"])
     v3 = load_v3(emb.name, dirs["answerability_dir"])
+    v4 = load_v4(emb.name, dirs["answerability_dir"])
     with ctx.timer("transfer"):
         paths = cfg.get("paths") or {}
         table = compute_transfer(emb, world_a=ctx.timelines(), world_b=_world_b(paths),
                                  locomo_path=p.get("locomo_path"), fixture_path=p.get("fixture_path"),
-                                 n_boot=n_boot, seed=ctx.seed, methods=methods, v3=v3, world_n=_world_n(paths))
+                                 n_boot=n_boot, seed=ctx.seed, methods=methods, v3=v3, world_n=_world_n(paths),
+                                 v4=v4)
     md = ctx.output_dir / "transfer.md"
     # The fragment names the settings its figures depend on, whatever the overrides were.
     files = "".join(f" params.{k}={v}" for k, v in dirs.items() if v is not None)
@@ -301,14 +318,25 @@ def tool(cfg: dict[str, Any]) -> int:
     n_boot, seed, name, out = int(cfg["n_boot"]), int(cfg["seed"]), str(cfg["embedder"]), Path(str(cfg["out"]))
     if n_boot < 1:
         raise ValueError(f"n_boot: must be a positive integer, got {n_boot}")
-    emb = load_embedder(name)
-    table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
-                             n_boot=n_boot, seed=seed, v3=load_v3(name), world_n=_world_n({}))
+    if cfg.get("from_table") is not None:
+        # a re-render (new DESIGN_LOG marks, wording): the figures of the run that wrote the table, no read
+        src = Path(str(cfg["from_table"]))
+        if not src.is_file():
+            raise ValueError(f"from_table: {src} not found")
+        table = pd.read_parquet(src)
+        if set(table["embedder"]) != {name}:
+            raise ValueError(f"from_table: {src} holds embedder(s) {sorted(set(table['embedder']))}, not {name}")
+    else:
+        emb = load_embedder(name)
+        table = compute_transfer(emb, world_a=load_world("timelines")[0], world_b=_world_b({}),
+                                 n_boot=n_boot, seed=seed, v3=load_v3(name), world_n=_world_n({}), v4=load_v4(name))
     if cfg.get("table") is not None:
         table.to_parquet(Path(str(cfg["table"])))
     out.parent.mkdir(parents=True, exist_ok=True)
-    # The record names every option that changes a figure (the intervals depend on n_boot and seed).
-    command = tool_command("transfer_report", {k: v for k, v in cfg.items() if k != "table"}, every=True)
+    # The record names every option that changes a figure (the intervals depend on n_boot and seed); a
+    # re-render names the command that measured them.
+    command = tool_command("transfer_report", {k: v for k, v in cfg.items() if k not in ("table", "from_table")},
+                           every=True)
     out.write_text(transfer_markdown(table, command=command), encoding="utf-8")
     print(f"wrote {out}")
     return 0

@@ -1,4 +1,4 @@
-"""What answerability v3 adds per search and per add, beside widemem's search as it ships.
+"""What answerability v3 and v4 add per search and per add, beside widemem's search as it ships.
 
     OMP_NUM_THREADS=1 widemem-bench perf_v3 out=reports/perf.md
 
@@ -9,12 +9,14 @@ timelines, `perf.common.load_steps`), back to back per round with the order rota
 - ``similarity``: the engine online (each add and search encodes its own text) with
   widemem's confidence (top-1 cosine), on the same MiniLM weights (torch, the model the
   v3 file was fitted for) behind a fresh in-process LRU of 1,024 texts;
-- ``v2`` / ``v3``: the same engine with ``confidence="answerability_v2"`` / ``"answerability_v3"``.
-  v3 parses each added memory once at add time and each query at its search, with a
-  fresh parser and no parse cache on disk (every text a miss once, as online).
+- ``v2`` / ``v3`` / ``v4``: the same engine with ``confidence="answerability_v2"`` /
+  ``"answerability_v3"`` / ``"answerability_v4"``. v3 and v4 parse each added memory once at
+  add time and each query at its search, with a fresh parser and no parse cache on disk
+  (every text a miss once, as online); v4 also scores its search's top memories with its
+  cross-encoder, loaded before timing, with an empty pair memo per round (every pair a miss).
 
 Add and search calls are timed apart (wall and CPU). What v3 adds = v3 minus
-similarity, per call; the target is a v3 search <= 3x a widemem search as it ships.
+similarity, per call; the target is a v3 (v4) search <= 3x a widemem search as it ships.
 The section is rendered by `reports.sections.perf_answerability` into reports/perf.md
 (`reports.perf_tools.perf_v3_tool`).
 """
@@ -37,8 +39,9 @@ from widemem_bench.perf.common import (
     prepare_data,
 )
 
-JOBS = ("widemem", "similarity", "v2", "v3")
-CONFIDENCE = {"similarity": "similarity", "v2": "answerability_v2", "v3": "answerability_v3"}
+JOBS = ("widemem", "similarity", "v2", "v3", "v4")
+CONFIDENCE = {"similarity": "similarity", "v2": "answerability_v2", "v3": "answerability_v3",
+              "v4": "answerability_v4"}
 
 
 def _split_calls(add: Any, search: Any, steps: Sequence[Any]) -> dict[str, float]:
@@ -71,6 +74,8 @@ def run_job(job: str, steps: Sequence[Any], plain: Any, peer: Any, mode: str) ->
         return _split_calls(w_add, lambda s: peer.memory.search(s.text, user_id=s.user_id), steps)
     _fresh_parser()
     _parser_model()
+    if job == "v4":
+        _cross_model().memo.clear()  # every pair a miss, as for a new user
     engine = _engine(LruEmbedder(plain), {"confidence": CONFIDENCE[job]})
     out = _split_calls(lambda s: engine.add_fact(s.text, s.user_id, importance=s.importance),
                        lambda s: engine.search(s.text, s.user_id, mode=mode), steps)
@@ -85,6 +90,13 @@ def _parser_model() -> Any:
     p = default_parser()
     _ = p.nlp
     return p
+
+
+def _cross_model() -> Any:
+    """v4's cross-encoder, loaded before timing (a process loads it once)."""
+    from widemem_bench.answerability.v4 import load_scorer_v4
+
+    return load_scorer_v4("minilm-l6").cross()
 
 
 def stage(n_users: int = 20, repeats: int = 3, seed: int = 0, mode: str = "balanced",
@@ -110,6 +122,7 @@ def stage(n_users: int = 20, repeats: int = 3, seed: int = 0, mode: str = "balan
 
     load_scorer_v2("minilm-l6")
     load_scorer_v3("minilm-l6")
+    _cross_model()
     acc: dict[str, list[dict[str, float]]] = {j: [] for j in JOBS}
     for r in range(repeats):
         order = list(JOBS[r % len(JOBS):] + JOBS[:r % len(JOBS)])
@@ -127,9 +140,9 @@ def stage(n_users: int = 20, repeats: int = 3, seed: int = 0, mode: str = "balan
                                                                                     else n_search)
                             for k in rounds[0]}
     # ratios per round (back to back), then the median: machine load hits both sides alike
-    out["v3_over_widemem_search"] = median([a["search_s"] / b["search_s"]
-                                            for a, b in zip(acc["v3"], acc["widemem"], strict=True)])
-    out["v3_over_widemem_search_cpu"] = median([a["search_cpu_s"] / b["search_cpu_s"]
-                                                for a, b in zip(acc["v3"], acc["widemem"], strict=True)])
+    for job in ("v3", "v4"):
+        for key, suffix in (("search_s", ""), ("search_cpu_s", "_cpu")):
+            out[f"{job}_over_widemem_search{suffix}"] = median([a[key] / b[key] for a, b in
+                                                               zip(acc[job], acc["widemem"], strict=True)])
     return out
 
