@@ -196,6 +196,32 @@ def test_takeaway_gives_the_resolver_on_held_out_users_first():
     assert "5.0%" not in text   # the pooled, mostly in-sample figure is no longer the headline
 
 
+def test_takeaway_quotes_the_structure_resolver_on_the_newest_fresh_split():
+    """issue 26: the opt-in resolver's figure is its version's measuring read (the newest world N
+    fresh split), beside rule on the same users, with its false updates; older fresh splits are
+    not quoted."""
+    from types import SimpleNamespace
+
+    from widemem_bench.reports.summary import takeaway
+
+    def row(metric, setting, kind, set_name, split, count, n):
+        v = count / n
+        return {"metric": metric, "setting": setting, "kind": kind, "set": set_name, "split": split,
+                "value": v, "ci_lo": v, "ci_hi": v, "count": count, "n": n}
+
+    rows = [row("survival", "rule", "direct", "timelines", "holdout", 65, 189)]
+    for set_name, split, kept in (("world_n_fresh", "fresh", 185), ("world_n_fresh2", "fresh2", 119)):
+        rows += [row("survival", "structure", "direct", set_name, split, kept, 196),
+                 row("survival", "rule", "direct", set_name, split, 196, 196),
+                 row("false_update_rate", "structure", "all", set_name, split, 8, 1248)]
+    text = takeaway({"resolver_transfer": SimpleNamespace(results=pd.DataFrame(rows), records=[])}, ["a"],
+                    recs=[])
+    assert ("on world N fresh 2 (world N's generator, users made for one read per resolver version) the "
+            "structure resolver (opt-in, `resolver=structure`) leaves 60.7% [60.7, 60.7] (119/196)") in text
+    assert "against 100.0% [100.0, 100.0] (196/196) for rule, and wrongly updates 0.6% [0.6, 0.6] (8/1248)" in text
+    assert "185/196" not in text
+
+
 def test_readme_block_reaches_the_short_form(tmp_path: Path) -> None:
     """A section's marked headline table is in README.md's short block; the rest stays in the fragment."""
     from widemem_bench.reports.fragments import summarise

@@ -264,10 +264,11 @@ def _s_transfer(sources: Mapping[str, Any], seen: Mapping[str, Any] | None = Non
 
 
 
-def _resolver_row(r: pd.DataFrame, set_name: str, split: str, kind: str = "direct") -> dict[str, Any] | None:
+def _resolver_row(r: pd.DataFrame, set_name: str, split: str, kind: str = "direct", resolver: str = "rule",
+                  metric: str = "survival") -> dict[str, Any] | None:
     if r.empty or "set" not in r:
         return None
-    m = r[(r["metric"] == "survival") & (r["setting"] == "rule") & (r["set"] == set_name) & (r["split"] == split)
+    m = r[(r["metric"] == metric) & (r["setting"] == resolver) & (r["set"] == set_name) & (r["split"] == split)
           & (r["kind"] == kind)]
     if m.empty:
         return None
@@ -276,6 +277,31 @@ def _resolver_row(r: pd.DataFrame, set_name: str, split: str, kind: str = "direc
     if "count" in x and "n" in x and x["count"] == x["count"] and x["n"] == x["n"]:
         out["count"] = f" ({int(x['count'])}/{int(x['n'])})"
     return out
+
+
+def _s_fresh(r: pd.DataFrame, seen: Mapping[str, Any] | None) -> str | None:
+    """The structure resolver on the newest world N fresh split (its version's one measuring
+    read: users generated for it, never seen by a decision of that version), beside rule."""
+    from widemem_bench.reports.sections.resolver_transfer import log_set
+
+    if "set" not in r:
+        return None
+    keys = sorted({(str(a), str(b)) for a, b in r[["set", "split"]].drop_duplicates().itertuples(index=False)
+                   if str(a).startswith("world_n_fresh")}, key=lambda k: (len(k[0]), k[0]))
+    if not keys:
+        return None
+    set_name, split = keys[-1]
+    st = _resolver_row(r, set_name, split, resolver="structure")
+    rule = _resolver_row(r, set_name, split)
+    fu = _resolver_row(r, set_name, split, kind="all", resolver="structure", metric="false_update_rate")
+    if st is None or rule is None or fu is None:
+        return None
+    name = log_set(set_name, split)
+    mark = _mark("structure resolver", name, seen)
+    return (f"on {name} (world N's generator, users made for one read per resolver version) the structure "
+            f"resolver (opt-in, `resolver=structure`) leaves {fmt_ci(st['ci'])}{st.get('count', '')}{mark} of "
+            f"directly superseded facts stored against {fmt_ci(rule['ci'])}{rule.get('count', '')} for rule, "
+            f"and wrongly updates {fmt_ci(fu['ci'])}{fu.get('count', '')}{mark} of all facts")
 
 
 def _s_contradiction(sources: Mapping[str, Any], seen: Mapping[str, Any] | None = None) -> str | None:
@@ -294,6 +320,9 @@ def _s_contradiction(sources: Mapping[str, Any], seen: Mapping[str, Any] | None 
                 s += (f" (world B, development for the resolvers: {fmt_ci(wb['ci'])}{wb.get('count', '')}"
                       f"{_mark('rule resolver', 'world B', seen)})")
             parts.append(s)
+        fresh = _s_fresh(rt.results, seen)
+        if fresh:
+            parts.append(fresh)
     src = sources.get("contradiction")
     if src is not None and not src.results.empty:
         r = src.results

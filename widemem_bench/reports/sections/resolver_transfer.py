@@ -4,6 +4,7 @@ resolver and set, rendered from the run's summary table (the experiment only com
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +30,19 @@ def _md_table(df: pd.DataFrame) -> str:
 
 # Data set config and split -> the set's DESIGN_LOG name; resolver -> the method a decision changes.
 _WORLD = {"timelines": "world A", "timelines_small": "world A", "world_b": "world B", "world_c": "world C",
-          "world_n": "world N", "world_n_fresh": "world N", "world_n_fresh2": "world N"}
+          "world_n": "world N"}
+_FRESH = re.compile(r"fresh(\d+)")
 _METHOD = {"rule": "rule resolver", "structure": "structure resolver"}
 
 
 def log_set(set_name: str, split: str) -> str:
     """The DESIGN_LOG name of a (data set, split) row: "world A holdout", "world B", ..."""
-    world = _WORLD.get(set_name, set_name)
+    # world N's fresh splits (sealed.FRESH_N, FRESH_N2, ...): set "world_n_fresh<k>", split "fresh<k>"
+    world = "world N" if set_name.startswith("world_n_fresh") else _WORLD.get(set_name, set_name)
     if world in ("world B", "world C"):
         return world
-    split = {"fresh2": "fresh 2"}.get(split, split)  # sealed.FRESH_SPLIT2 -> its set "world N fresh 2"
+    m = _FRESH.fullmatch(split)
+    split = f"fresh {m.group(1)}" if m else split  # split "fresh2" -> its set "world N fresh 2"
     return f"{world} {split}" if split != "all" else f"{world} holdout"
 
 
@@ -46,14 +50,19 @@ def role(set_name: str, split: str) -> str:
     """"measuring" for held-out users (world A's holdout, world N's); every other row is
     development for the resolvers: world A train / validation, world C, and world B (the rule
     resolver's decisions read it, DESIGN_LOG R2-R10)."""
-    return "measuring" if log_set(set_name, split) in ("world A holdout", "world N holdout", "world N fresh",
-                                                       "world N fresh 2") else "development"
+    ls = log_set(set_name, split)
+    return "measuring" if ls in ("world A holdout", "world N holdout") or is_fresh(ls) else "development"
+
+
+def is_fresh(log_name: str) -> bool:
+    """A world N fresh split: users generated in memory for one read per method version."""
+    return log_name.startswith("world N fresh")
 
 
 def _order(key: tuple[Any, ...]) -> tuple[int, str]:
     """Held-out rows first (world A's holdout, world N's), then world B, then development."""
     ls = log_set(str(key[0]), str(key[1]))
-    rank = {"world N fresh": 0, "world A holdout": 0, "world N holdout": 1, "world B": 2}.get(ls, 3)
+    rank = 0 if is_fresh(ls) else {"world A holdout": 0, "world N holdout": 1, "world B": 2}.get(ls, 3)
     return rank, ""
 
 
