@@ -102,6 +102,16 @@ def predict(heads: dict[str, Linear], texts: Sequence[str], x: np.ndarray) -> di
     return {name: dict(zip(texts, h.proba(x), strict=True)) for name, h in heads.items()}
 
 
+def roles_differ(so: np.ndarray, sn: np.ndarray, cut: float) -> bool:
+    """The subject head reads two different roles, each with probability at least ``cut``."""
+    return bool(so.argmax() != sn.argmax() and min(so.max(), sn.max()) >= cut)
+
+
+def roles_agree(so: np.ndarray, sn: np.ndarray, cut: float) -> bool:
+    """The subject head reads one role for both, each with probability at least ``cut``."""
+    return bool(so.argmax() == sn.argmax() and min(so.max(), sn.max()) >= cut)
+
+
 def head_row(vals: dict[str, dict[str, np.ndarray]], old: str, new: str, user_col: int, multi_col: int) -> list[float]:
     """The heads' features of one pair (``pair_model.HEAD_FEATURES`` order)."""
     fo, fn = vals["family"][old], vals["family"][new]

@@ -29,7 +29,7 @@ def _md_table(df: pd.DataFrame) -> str:
 
 # Data set config and split -> the set's DESIGN_LOG name; resolver -> the method a decision changes.
 _WORLD = {"timelines": "world A", "timelines_small": "world A", "world_b": "world B", "world_c": "world C",
-          "world_n": "world N", "world_n_fresh": "world N", "world_n_fresh2": "world N"}
+          "world_n": "world N", "world_n_fresh": "world N", "world_n_fresh2": "world N", "world_n_fresh3": "world N"}
 _METHOD = {"rule": "rule resolver", "structure": "structure resolver"}
 
 
@@ -38,7 +38,7 @@ def log_set(set_name: str, split: str) -> str:
     world = _WORLD.get(set_name, set_name)
     if world in ("world B", "world C"):
         return world
-    split = {"fresh2": "fresh 2"}.get(split, split)  # sealed.FRESH_SPLIT2 -> its set "world N fresh 2"
+    split = {"fresh2": "fresh 2", "fresh3": "fresh 3"}.get(split, split)  # sealed.FRESH_SPLIT2/3 -> "world N fresh 2/3"
     return f"{world} {split}" if split != "all" else f"{world} holdout"
 
 
@@ -47,7 +47,7 @@ def role(set_name: str, split: str) -> str:
     development for the resolvers: world A train / validation, world C, and world B (the rule
     resolver's decisions read it, DESIGN_LOG R2-R10)."""
     return "measuring" if log_set(set_name, split) in ("world A holdout", "world N holdout", "world N fresh",
-                                                       "world N fresh 2") else "development"
+                                                       "world N fresh 2", "world N fresh 3") else "development"
 
 
 def _order(key: tuple[Any, ...]) -> tuple[int, str]:
