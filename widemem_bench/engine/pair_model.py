@@ -526,7 +526,7 @@ def build(settings: dict[str, Any] | None = None, pointer: Path | None = None,
     seconds = time.perf_counter() - t0
     data = hashlib.sha256(json.dumps([[p.old, p.new, p.label] for p, c in zip(gated, counted, strict=True)
                                       if c]).encode()).hexdigest()
-    positives = int(len({p.group for p in pairs if p.label == 1}))
+    positives = len({p.group for p in pairs if p.label == 1})
     body = {
         "version": VERSION, "threshold": round(thr, 6), "settings": settings, "embedder": EMBEDDER,
         "frame_table_sha256": table.sha256, "train_pairs_sha256": data,
