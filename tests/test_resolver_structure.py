@@ -17,7 +17,7 @@ import json
 import pytest
 from _embedders import make_test_embedder
 
-from widemem_bench.engine import EngineConfig, MemoryEngine, pair_model
+from widemem_bench.engine import EngineConfig, MemoryEngine, pair_fit, pair_model
 from widemem_bench.engine.structure import (
     MODEL,
     REFUSE,
@@ -284,7 +284,7 @@ def test_training_pairs_label_the_superseded_fact_and_mark_coexistence() -> None
             rec("f4", 4, "we got a cat too", "pet:cat", multi=True),
             rec("f5", 5, "my sister lives in Hull", "home_city", subject="sister")]
     vecs = np.eye(5, dtype=np.float32) + 0.1
-    got = {(p.old, p.new): (p.label, p.kind) for p in pair_model.user_pairs(recs, vecs, k=5)}
+    got = {(p.old, p.new): (p.label, p.kind) for p in pair_fit.user_pairs(recs, vecs, k=5)}
     assert got[("I live in Leeds", "we moved to Bristol")] == (1, "supersede")
     assert got[("I have a dog", "we got a cat too")] == (0, "coexist")
     assert got[("we moved to Bristol", "my sister lives in Hull")] == (0, "other")
@@ -296,9 +296,9 @@ def test_the_threshold_lets_through_at_most_its_share_of_false_positives() -> No
 
     scores = np.array([0.99, 0.97, 0.95, 0.9, 0.8, 0.6])
     labels = np.array([1, 0, 1, 0, 1, 0])
-    cut = pair_model.choose_threshold(scores, labels, n_facts=100, share=0.01)  # one false positive allowed
+    cut = pair_fit.choose_threshold(scores, labels, n_facts=100, share=0.01)  # one false positive allowed
     assert cut == 0.9 and int(((scores > cut) & (labels == 0)).sum()) == 1
-    assert pair_model.choose_threshold(scores, labels, n_facts=1000, share=0.01) == 0.5  # never below 0.5
+    assert pair_fit.choose_threshold(scores, labels, n_facts=1000, share=0.01) == 0.5  # never below 0.5
 
 
 def test_the_heads_give_out_of_fold_values_for_the_texts_they_fit() -> None:
@@ -341,13 +341,13 @@ def test_the_threshold_holds_on_every_world_and_counts_cross_subject_apart() -> 
     groups = np.array([0, 1, 2, 3, 4, 4, 5])
     cross = np.array([False, True, False, False, False, True, False])
     worlds = np.array(["a", "a", "a", "b", "b", "b", "b"])
-    assert pair_model.false_updates(scores, labels, counted, groups, 0.5) == (2, 3)  # group 4: its best pair decides
+    assert pair_fit.false_updates(scores, labels, counted, groups, 0.5) == (2, 3)  # group 4: its best pair decides
     n = {"a": 1000, "b": 1000}
     # world a's only false update is across subjects: a cross budget of 0 forbids it
-    assert pair_model.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.0, 0.0) == 0.98
-    assert pair_model.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.001) == 0.5
-    assert pair_model.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.0) == 0.98
-    assert pair_model.user_fold("world_n/u1", 5) == pair_model.user_fold("world_n/u1", 5) in range(5)
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.0, 0.0) == 0.98
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.001) == 0.5
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.0) == 0.98
+    assert pair_fit.user_fold("world_n/u1", 5) == pair_fit.user_fold("world_n/u1", 5) in range(5)
 
 
 def test_cross_subject_refusal_reads_the_head_and_the_parse() -> None:
