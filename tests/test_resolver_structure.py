@@ -1,4 +1,4 @@
-"""The `structure` resolver (version 3) on hand-written scenarios (phrasings written for this file).
+"""The `structure` resolver (version 3.1) on hand-written scenarios (phrasings written for this file).
 
 Each scenario runs through the engine with the test embedder (a real nearest-neighbour
 search over every earlier fact: k is large) and the real spaCy parse, so the frame table
@@ -17,7 +17,7 @@ import json
 import pytest
 from _embedders import make_test_embedder
 
-from widemem_bench.engine import EngineConfig, MemoryEngine, pair_model
+from widemem_bench.engine import EngineConfig, MemoryEngine, pair_fit, pair_model
 from widemem_bench.engine.structure import (
     MODEL,
     REFUSE,
@@ -284,7 +284,7 @@ def test_training_pairs_label_the_superseded_fact_and_mark_coexistence() -> None
             rec("f4", 4, "we got a cat too", "pet:cat", multi=True),
             rec("f5", 5, "my sister lives in Hull", "home_city", subject="sister")]
     vecs = np.eye(5, dtype=np.float32) + 0.1
-    got = {(p.old, p.new): (p.label, p.kind) for p in pair_model.user_pairs(recs, vecs, k=5)}
+    got = {(p.old, p.new): (p.label, p.kind) for p in pair_fit.user_pairs(recs, vecs, k=5)}
     assert got[("I live in Leeds", "we moved to Bristol")] == (1, "supersede")
     assert got[("I have a dog", "we got a cat too")] == (0, "coexist")
     assert got[("we moved to Bristol", "my sister lives in Hull")] == (0, "other")
@@ -296,9 +296,9 @@ def test_the_threshold_lets_through_at_most_its_share_of_false_positives() -> No
 
     scores = np.array([0.99, 0.97, 0.95, 0.9, 0.8, 0.6])
     labels = np.array([1, 0, 1, 0, 1, 0])
-    cut = pair_model.choose_threshold(scores, labels, n_facts=100, share=0.01)  # one false positive allowed
+    cut = pair_fit.choose_threshold(scores, labels, n_facts=100, share=0.01)  # one false positive allowed
     assert cut == 0.9 and int(((scores > cut) & (labels == 0)).sum()) == 1
-    assert pair_model.choose_threshold(scores, labels, n_facts=1000, share=0.01) == 0.5  # never below 0.5
+    assert pair_fit.choose_threshold(scores, labels, n_facts=1000, share=0.01) == 0.5  # never below 0.5
 
 
 def test_the_heads_give_out_of_fold_values_for_the_texts_they_fit() -> None:
@@ -321,10 +321,81 @@ def test_the_heads_give_out_of_fold_values_for_the_texts_they_fit() -> None:
 
 def test_the_committed_pair_scorer_was_fitted_on_development_sets_only() -> None:
     ptr = pair_model.read_pointer()
-    assert ptr["train_sets"] == ["timelines/train+validation", "world_c/all", "world_n/train"]
-    assert ptr["choose_sets"] == ["world_n/validation"] and ptr["version"] == pair_model.VERSION
+    assert ptr["dev_sets"] == ["timelines/train+validation", "world_c/all", "world_n/train+validation"]
+    assert ptr["version"] == pair_model.VERSION == "3.1" and ptr["choose"]["unit"] == "user"
     assert ptr["frame_table_sha256"] == load_table().sha256
-    assert ptr["choose"]["false_positives"] <= ptr["settings"]["max_false_share"] * ptr["choose"]["facts"]
+    s = ptr["settings"]
+    for w in ptr["choose"]["worlds"].values():  # the out-of-fold budget holds on every development world
+        assert w["false_updates"] <= s["max_false_share"] * w["facts"]
+        assert w["false_updates_across_subjects"] <= s["max_cross_share"] * w["facts"]
+    assert ptr["choose"]["pairs_left_to_model"]["other"] < ptr["parse_gated_pairs"]["other"] / 4
+
+
+def test_the_threshold_holds_on_every_world_and_counts_cross_subject_apart() -> None:
+    import numpy as np
+
+    # two worlds of 1,000 facts; per new fact (group) only its best-scored pair can update
+    scores = np.array([0.99, 0.98, 0.97, 0.96, 0.95, 0.94, 0.70])
+    labels = np.array([1, 0, 0, 1, 0, 0, 1])
+    counted = np.array([True, True, False, True, True, True, True])  # pair 2 is a merge: not a false update
+    groups = np.array([0, 1, 2, 3, 4, 4, 5])
+    cross = np.array([False, True, False, False, False, True, False])
+    worlds = np.array(["a", "a", "a", "b", "b", "b", "b"])
+    assert pair_fit.false_updates(scores, labels, counted, groups, 0.5) == (2, 3)  # group 4: its best pair decides
+    n = {"a": 1000, "b": 1000}
+    # world a's only false update is across subjects: a cross budget of 0 forbids it
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.0, 0.0) == 0.98
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.001) == 0.5
+    assert pair_fit.world_threshold(scores, labels, counted, groups, cross, worlds, n, 0.001, 0.0) == 0.98
+    assert pair_fit.user_fold("world_n/u1", 5) == pair_fit.user_fold("world_n/u1", 5) in range(5)
+
+
+def test_cross_subject_refusal_reads_the_head_and_the_parse() -> None:
+    import numpy as np
+
+    table = FrameTable(frozenset({(":live in", ":move to"), ("flat:be in", ":move to")}), frozenset(), frozenset())
+    user, sister, unsure = np.array([0.9, 0.1]), np.array([0.1, 0.9]), np.array([0.55, 0.45])
+    me, moved = _claim(), _claim(frame=":move to", value="bristol")
+    sis = _claim(frame="sister:move to", value="paris", who="rel")
+    flat = _claim(frame="flat:be in", value="leeds", who="rel")
+    assert pair_model.cross_subject(user, sister, (moved,), (me,), 0.5, table)  # the head: two roles
+    assert not pair_model.cross_subject(user, sister, (moved,), (me,), 0.95, table)  # not confident enough
+    assert not pair_model.cross_subject(user, user, (moved,), (me,), 0.5, table)
+    # the user against a possessed noun: refused unless the head reads one role AND the frames are linked
+    assert pair_model.cross_subject(user, user, (me,), (sis,), 0.5, table)  # "sister:move to" linked to nothing
+    assert not pair_model.cross_subject(user, user, (moved,), (flat,), 0.5, table)  # "my flat is in Leeds"
+    assert pair_model.cross_subject(unsure, user, (moved,), (flat,), 0.6, table)  # the head unsure: refused
+    assert not pair_model.cross_subject(user, user, (moved,), (), 0.5, table)  # no claim: the scorer weighs it
+
+
+class _One:
+    """A stand-in for the committed trees: every pair they see supersedes (score 1.0)."""
+
+    def prob_one(self, row):  # type: ignore[no-untyped-def]
+        return 1.0
+
+    def predict_proba(self, x):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return np.ones(len(x))
+
+
+@pytest.mark.parametrize("facts", [
+    ("my sister moved to Paris", "i moved to Leeds"),
+    ("i moved to Leeds", "my sister moved to Paris"),
+    ("Husband Ciaran @ HSBC", "i work at the bbc"),
+    ("i work at the bbc", "Husband Ciaran @ HSBC"),
+])
+def test_the_gate_never_lets_a_clear_cross_subject_pair_through(facts: tuple[str, ...]) -> None:
+    """Written for this file (version 3.1): the committed scorer's heads and the parse refuse
+    these pairs before the trees are asked, so even trees that say "supersedes" to everything
+    leave both facts standing; the same trees do update the user's own move."""
+    scorer = pair_model.load_scorer()
+    scorer.model = _One()  # type: ignore[assignment]
+    stored, kinds = _replay(*facts, pair=scorer)  # type: ignore[arg-type]
+    assert stored == sorted(facts) and "UPDATE" not in kinds, kinds
+    stored, kinds = _replay("I live in Manchester", "I moved to Glasgow in March", pair=scorer)  # type: ignore[arg-type]
+    assert stored == ["I moved to Glasgow in March"] and kinds[-1] == "UPDATE"
 
 
 @pytest.mark.slow
@@ -350,6 +421,17 @@ def test_the_scorer_shares_the_engines_vectors_only_for_its_own_weights() -> Non
         assert eng.resolver.pair._emb is None  # type: ignore[attr-defined]  # hash-test: its own MiniLM, loaded lazily
     finally:
         eng.close()
+
+
+def test_world_n_fresh_3_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 3"] == "measuring" and "world N fresh 3" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh3"] == "world N fresh 3" and sealed.FRESH_SPLIT3 == "fresh3"
+    assert sealed.FRESH_N3["seed"] not in (0, 23, sealed.FRESH_N["seed"], sealed.FRESH_N2["seed"])
+    assert {k: v for k, v in sealed.FRESH_N3.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
 
 
 def test_world_n_fresh_2_is_a_measuring_split_with_a_seed_never_used() -> None:

@@ -50,6 +50,7 @@ SETS: dict[str, str] = {
     "world N holdout": "measuring",
     "world N fresh": "measuring",
     "world N fresh 2": "measuring",
+    "world N fresh 3": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -191,6 +192,12 @@ FRESH_N2: dict[str, Any] = {**FRESH_N, "seed": 2613}
 FRESH_SPLIT2 = "fresh2"  # (no space: a Hydra override escapes it, and the run folder is named from it)
 
 
+# Structure resolver v3.1's measuring read (issue 26: world N fresh and fresh 2 were read by
+# versions 2 and 3, and their failures drove 3.1): world N's generator, a seed never used before.
+FRESH_N3: dict[str, Any] = {**FRESH_N, "seed": 2614}
+FRESH_SPLIT3 = "fresh3"
+
+
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
@@ -212,6 +219,11 @@ def _world_n_fresh2() -> Any:
     return _world_n_fresh(FRESH_N2, FRESH_SPLIT2, "g")
 
 
+def _world_n_fresh3() -> Any:
+    """World N's third fresh users (`FRESH_N3`), in memory, never saved; split "fresh3"."""
+    return _world_n_fresh(FRESH_N3, FRESH_SPLIT3, "h")
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -230,3 +242,4 @@ register("LoCoMo", _locomo, "the LoCoMo conversations (path=)")
 register("widemem fixture", _fixture, "widemem's own fixture, raw (path=)")
 register("world N fresh", _world_n_fresh, "world N's generator, fresh users (sealed.FRESH_N), in memory")
 register("world N fresh 2", _world_n_fresh2, "world N's generator, fresh users (sealed.FRESH_N2), in memory")
+register("world N fresh 3", _world_n_fresh3, "world N's generator, fresh users (sealed.FRESH_N3), in memory")

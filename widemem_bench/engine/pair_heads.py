@@ -20,7 +20,7 @@ Stored as plain numbers in the pair scorer's JSON file.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +73,7 @@ def _fold(text: str) -> int:
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest(), 16) % FOLDS
 
 
-def fit_heads(texts: Sequence[str], x: np.ndarray, labels: dict[str, Sequence[str]], seed: int
+def fit_heads(texts: Sequence[str], x: np.ndarray, labels: Mapping[str, Sequence[str]], seed: int
               ) -> tuple[dict[str, Linear], dict[str, dict[str, np.ndarray]]]:
     """(the heads fitted on every row, per head text -> out-of-fold probabilities over its
     classes). ``texts[i]`` is row ``i`` of ``x``; a text on several rows keeps its first
@@ -100,6 +100,16 @@ def fit_heads(texts: Sequence[str], x: np.ndarray, labels: dict[str, Sequence[st
 def predict(heads: dict[str, Linear], texts: Sequence[str], x: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Per head, text -> probabilities (rows of ``x``)."""
     return {name: dict(zip(texts, h.proba(x), strict=True)) for name, h in heads.items()}
+
+
+def roles_differ(so: np.ndarray, sn: np.ndarray, cut: float) -> bool:
+    """The subject head reads two different roles, each with probability at least ``cut``."""
+    return bool(so.argmax() != sn.argmax() and min(so.max(), sn.max()) >= cut)
+
+
+def roles_agree(so: np.ndarray, sn: np.ndarray, cut: float) -> bool:
+    """The subject head reads one role for both, each with probability at least ``cut``."""
+    return bool(so.argmax() == sn.argmax() and min(so.max(), sn.max()) >= cut)
 
 
 def head_row(vals: dict[str, dict[str, np.ndarray]], old: str, new: str, user_col: int, multi_col: int) -> list[float]:

@@ -1,19 +1,30 @@
-"""The ``structure`` resolver's pair scorer (version 3): does a new fact supersede an old one?
+"""The ``structure`` resolver's pair scorer (version 3.1): does a new fact supersede an old one?
 
 Gradient-boosted trees (:mod:`.trees`, scikit-learn's ``HistGradientBoostingClassifier``,
 fixed ``random_state``) over values computed once per text and cached, fitted on
-DEVELOPMENT candidate pairs only (issue 26):
+DEVELOPMENT candidate pairs only (issue 26): world A train + validation, world C (every
+split), world N train + validation (:data:`DEV_SETS`).
 
-- fitting: world A train + validation, world C (every split), world N train;
-- choosing the threshold: world N validation (never fitted on).
+Never across subjects (version 3.1): before any score, :func:`cross_subject` refuses a pair
+when the subject-role head (:mod:`.pair_heads`, on each fact's own vector) reads two
+different roles with confidence (each at least ``subject_cut``), or when the parse reads
+the user on one side and a name or a possessed noun on the other (every pair of claims)
+and the head does not read one role for both with that confidence.
+
+The threshold holds on new users: it is chosen out of fold BY USER (:func:`user_fold`,
+``folds`` folds over every development user): trees fitted on the other folds score each
+held-out fold, the scores are pooled, and the threshold is the lowest cut-off whose false
+updates (per new fact: its best-scored pair, when above the cut-off and not a supersede;
+other people and other attributes count, merges do not) stay within ``max_false_share``
+of the development facts. The committed trees are then fitted on every development user.
 
 Features of an (old, new) pair (:func:`features`, the one implementation, used by the fit
 and by the resolver):
 
-- the resolver's own fixed MiniLM-L6 vectors of both texts (``minilm-l6``, the packaged
-  weights, sha256 checked by the embedder; cached by the embedding cache; never the
-  engine's swept embedder): u*v, |u-v|, their cosine, and how far the cosine is below the
-  best of the same fact's candidates;
+- the cosine of the resolver's own fixed MiniLM-L6 vectors of both texts (``minilm-l6``,
+  the packaged weights, sha256 checked by the embedder; the engine's vectors when it runs
+  the same weights), and how far it is below the best of the same fact's candidates;
+- three linear heads on each fact's vector (:mod:`.pair_heads`) and their agreement;
 - the language layer's parse (:mod:`.structure` claims): how the owners relate
   (:data:`.structure.RELATIONS`), the rule's verdict (:func:`.structure.supersedes`), same
   frame / frame class / verb / possessed noun, the frame table's single-valued and
@@ -26,19 +37,18 @@ Pairs are what the engine shows a resolver: per fact its ``candidate_k`` nearest
 facts of the same user still true at that moment (cosine of the MiniLM vectors), plus the
 fact it supersedes when that one is farther; label 1 is the gold ``supersedes`` link (a
 several-valued attribute's second value is a "coexist" negative). Only the pairs the gate
-leaves to the scorer (:func:`.structure.gate` is MODEL) are fitted and thresholded.
+(:func:`.structure.gate` is MODEL) and :func:`cross_subject` leave to the scorer are fitted
+and thresholded.
 
-``make resolver-pair`` (:func:`build`) fits it in about a minute on one thread and writes the
-committed ``files/pair_model.json`` (the trees, the threshold, the settings, the sets and the
-pair counts it saw). :func:`load_scorer` refuses a missing or unreadable file in one line
-naming ``make resolver-pair``.
+``make resolver-pair`` (:func:`.pair_fit.build`) fits it in a few minutes on one thread and writes the
+committed ``files/pair_model.json`` (the trees, the heads, the threshold, the settings, the
+sets and the pair counts it saw). :func:`load_scorer` refuses a missing or unreadable file in
+one line naming ``make resolver-pair``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,29 +56,35 @@ from typing import Any
 
 import numpy as np
 
-from .pair_heads import Linear, fit_heads, head_row
+from .pair_heads import Linear, head_row, roles_agree, roles_differ
 from .pair_heads import predict as head_predict
 from .structure import RELATIONS, Claim, FrameTable, relation, supersedes, types_agree
-from .trees import TreeModel, fit_trees
+from .trees import TreeModel
 
 FILES = Path(__file__).parent / "files"
 POINTER = FILES / "pair_model.json"
-VERSION = 3
-TRAIN_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+VERSION = "3.1"
+DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("timelines", ("train", "validation")),
     ("world_c", ()),
-    ("world_n", ("train",)),
+    ("world_n", ("train", "validation")),
 )
-CHOOSE_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (("world_n", ("validation",)),)
 EMBEDDER = "minilm-l6"
 SETTINGS: dict[str, Any] = {
     "seed": 26, "candidate_k": 5, "max_iter": 200, "max_leaf_nodes": 15, "learning_rate": 0.05,
     "min_samples_leaf": 300, "l2_regularization": 5.0,
-    # threshold: the lowest score whose false positives among world N validation's candidate
-    # pairs the gate leaves to the scorer stay within this share of its facts (issue 26:
-    # false updates <= 0.5 % of facts on a measuring set; half of it, for margin)
-    "max_false_share": 0.0025,
+    # threshold: the lowest score whose out-of-fold false updates (user folds) stay within this
+    # share of the development facts (issue 26: <= 0.5 % on a measuring set; a third, for margin)
+    # on EVERY development world (world A, C, N apart: world N's chat is the measuring sets' register),
+    # and cross-subject false updates within max_cross_share of each world's facts
+    "max_false_share": 0.0015, "max_cross_share": 0.0005, "folds": 5,
+    # the subject-role head's confidence for refusing (two roles) or confirming (one role) a
+    # pair's subjects (DESIGN_LOG R18: chosen on development pairs, heads out of fold by user)
+    "subject_cut": 0.5,
 }
+# owner relations where the parse reads the user on one side and a name or a possessed noun
+# on the other (:func:`.structure.relation`): a cross-subject pair unless the head says otherwise
+ONE_SIDE_USER = frozenset({"self_name", "self_rel"})
 REFUSE = "resolver structure: {why}; build it with `make resolver-pair`"
 HEAD_FEATURES: tuple[str, ...] = ("family_agree", "family_same", "family_conf", "subject_agree", "subject_same",
                                   "user_old", "user_new", "user_gap", "multi_old", "multi_new", "multi_max")
@@ -88,6 +104,7 @@ class Pair:
     kind: str  # "supersede", "coexist" (same person, several-valued), "merge" (the same value reworded),
     # "same" (same person, another fact), "other" (another person)
     group: int = 0  # the new fact's index: pairs of one fact share it
+    user: str = ""  # "<set>/<user id>": the unit of the threshold's folds
 
 
 # ------------------------------------------------------------------ features
@@ -147,114 +164,29 @@ def features(pairs: Sequence[tuple[str, str]], groups: Sequence[int], vec: Mappi
     return np.hstack([cos[:, None], gap[:, None], hrows, rows])
 
 
-# ------------------------------------------------------------------ pairs
-def _load(name: str, splits: Sequence[str]) -> Any:
-    from widemem_bench.engine.structure_fit import _load as load_dev
-
-    ev = load_dev(name, splits)
-    if ev is None:
-        raise FileNotFoundError(f"pair model: data set {name!r} is not built; run `make data`")
-    return ev
+def cross_subject(so: np.ndarray, sn: np.ndarray, new: Sequence[Claim], old: Sequence[Claim], cut: float,
+                  table: FrameTable) -> bool:
+    """Whether a pair is refused as across subjects (never an update): the subject-role head
+    reads two roles (``so``, ``sn``: its probabilities for the old and the new fact) each with
+    confidence ``cut``; or every pair of claims has the user on one side and a name or a
+    possessed noun on the other (:data:`ONE_SIDE_USER`), unless the head reads one role for
+    both with that confidence AND the frame table links the two frames (development data saw
+    the possessed noun's frame supersede the user's own: "my flat is in Leeds" / "i moved to
+    Bristol"). "my sister moved to Paris" / "i moved to Leeds" is refused."""
+    if roles_differ(so, sn, cut):
+        return True
+    rels = [relation(n, o) for n in new for o in old]
+    if not rels or not all(r in ONE_SIDE_USER for r in rels):
+        return False
+    return not (roles_agree(so, sn, cut) and any(table.same_frame(n.frame, o.frame) for n in new for o in old))
 
 
 def _clean(text: Any) -> str:
     return " ".join(str(text).split())
 
 
-def user_pairs(recs: Sequence[dict[str, Any]], vecs: np.ndarray, k: int, group0: int = 0) -> list[Pair]:
-    """One user's candidate pairs (facts in time order, ``vecs`` their unit vectors); the
-    group of a pair is ``group0`` + the new fact's index."""
-    out: list[Pair] = []
-    for j, r in enumerate(recs):
-        t = r["at"]
-        alive = [i for i in range(j) if _missing(recs[i]["valid_to"]) or recs[i]["valid_to"] > t
-                 or str(recs[i]["fact_id"]) == str(r["supersedes"])]
-        if not alive:
-            continue
-        sims = vecs[alive] @ vecs[j]
-        order = [alive[i] for i in np.argsort(-sims, kind="stable")]
-        near = order[:k]
-        gold = [i for i in alive if str(recs[i]["fact_id"]) == str(r["supersedes"])]
-        for i in near + [g for g in gold if g not in near]:
-            o = recs[i]
-            if _clean(o["fact_stripped"]) == _clean(r["fact_stripped"]):
-                continue
-            label = int(i in gold and not bool(r["multi_valued"]))
-            out.append(Pair(_clean(o["fact_stripped"]), _clean(r["fact_stripped"]), label, _kind(o, r, label),
-                            group0 + j))
-    return out
-
-
-def _kind(o: dict[str, Any], r: dict[str, Any], label: int) -> str:
-    if label:
-        return "supersede"
-    if o["subject"] != r["subject"]:
-        return "other"
-    if o["attribute"] == r["attribute"] and str(o["value"]) == str(r["value"]):
-        return "merge"  # a rewording of a value still true: replacing it loses nothing (neither fitted nor counted)
-    fam = str(o["attribute"]).split(":")[0] == str(r["attribute"]).split(":")[0]
-    return "coexist" if fam and (bool(o["multi_valued"]) or bool(r["multi_valued"])) else "same"
-
-
-def _missing(x: Any) -> bool:
-    import pandas as pd
-
-    return x is None or bool(pd.isna(x))
-
-
-Facts = dict[str, list[str]]  # "text" and each head's gold labels, one entry per fact
-
-
-def set_pairs(sets: Sequence[tuple[str, Sequence[str]]], k: int
-              ) -> tuple[list[Pair], int, dict[str, np.ndarray], Facts]:
-    """(candidate pairs, facts, text -> unit vector, the facts' texts and head labels) over
-    ``sets``, users in sorted order."""
-    from widemem_bench.embedders import load_embedder
-
-    emb = load_embedder(EMBEDDER, progress=False)
-    pairs: list[Pair] = []
-    vec: dict[str, np.ndarray] = {}
-    facts: Facts = {"text": [], "family": [], "subject": [], "multi": []}
-    n_facts = 0
-    for name, splits in sets:
-        ev = _load(name, splits)
-        facts["text"] += [_clean(t) for t in ev["fact_stripped"]]
-        facts["family"] += [str(a).split(":")[0] for a in ev["attribute"]]
-        facts["subject"] += [str(a) for a in ev["subject"]]
-        facts["multi"] += ["yes" if bool(a) else "no" for a in ev["multi_valued"]]
-        texts = sorted({_clean(t) for t in ev["fact_stripped"]})
-        arr = _unit(np.asarray(emb.encode(texts, kind="passage"), dtype=np.float32))
-        vec.update(zip(texts, arr, strict=True))
-        for _, u in ev.groupby("user_id", sort=True):
-            recs: list[dict[str, Any]] = u.sort_values(["at", "fact_id"], kind="stable").to_dict("records")  # type: ignore[assignment]
-            pairs.extend(user_pairs(recs, np.stack([vec[_clean(r["fact_stripped"])] for r in recs]), k, n_facts))
-            n_facts += len(recs)
-    return pairs, n_facts, vec, facts
-
-
 def _unit(a: np.ndarray) -> np.ndarray:
     return a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
-
-
-def read_pairs(pairs: Sequence[Pair], table: FrameTable) -> tuple[dict[str, tuple[Claim, ...]], list[bool]]:
-    """(text -> claims, whether the gate leaves each pair to the scorer), from cached parses."""
-    from widemem_bench.engine.structure import MODEL, claims, gate, parses
-    from widemem_bench.language import parse_many
-
-    texts = sorted({p.old for p in pairs} | {p.new for p in pairs})
-    parsed = dict(zip(texts, parse_many(texts), strict=True))
-    read = {t: claims(parsed[t], table.user_aliases, table.user_nouns) for t in texts}
-    ok = [parses(parsed[p.new]) and gate(read[p.new], read[p.old], table) == MODEL for p in pairs]
-    return read, ok
-
-
-def choose_threshold(scores: np.ndarray, labels: np.ndarray, n_facts: int, share: float) -> float:
-    """The lowest cut-off (a pair supersedes when its score is above it) that lets at most
-    ``share`` of ``n_facts`` negatives through, and never below 0.5."""
-    neg = np.sort(scores[labels == 0])[::-1]
-    allowed = int(share * n_facts)
-    cut = float(neg[allowed]) if allowed < len(neg) else 0.0
-    return max(0.5, cut)
 
 
 # ------------------------------------------------------------------ scoring
@@ -280,8 +212,9 @@ class PairScorer:
     (an in-process memo in front of the on-disk embedding cache), its heads computed once."""
 
     def __init__(self, model: TreeModel, heads: Mapping[str, Linear], threshold: float, table: FrameTable,
-                 embedder: Any = None) -> None:
+                 embedder: Any = None, subject_cut: float = 0.5) -> None:
         self.model = model
+        self.subject_cut = float(subject_cut)
         self.heads = dict(heads)
         self.threshold = float(threshold)
         self.table = table
@@ -322,10 +255,21 @@ class PairScorer:
         self.prefetch([t for p in pairs for t in p])
         clean = [(_clean(o), _clean(n)) for o, n in pairs]
         cread = {_clean(t): c for t, c in read.items()}
-        x = features(clean, groups, self._vec, cread, self.table, self._head, self._cols)
+        sub = self._head["subject"]
+        keep = [i for i, (o, n) in enumerate(clean)
+                if not cross_subject(sub[o], sub[n], cread.get(n, ()), cread.get(o, ()), self.subject_cut, self.table)]
+        out = [0.0] * len(clean)  # a pair across subjects scores 0: never above the threshold
+        if not keep:
+            return out
+        x = features([clean[i] for i in keep], [groups[i] for i in keep], self._vec, cread, self.table,
+                     self._head, self._cols)
         if len(x) <= 64:  # a few rows: the plain-Python walk beats numpy's per-depth passes
-            return [self.model.prob_one(row) for row in x]
-        return [float(s) for s in self.model.predict_proba(x)]
+            got = [self.model.prob_one(row) for row in x]
+        else:
+            got = [float(v) for v in self.model.predict_proba(x)]
+        for i, v in zip(keep, got, strict=True):
+            out[i] = v
+        return out
 
 
 def read_pointer(path: Path | None = None) -> dict[str, Any]:
@@ -350,6 +294,7 @@ def load_scorer(path: Path | None = None, table: FrameTable | None = None) -> Pa
     table = table if table is not None else load_table()
     try:
         model = TreeModel.from_dict(ptr["model"])
+        float(ptr["settings"]["subject_cut"])
         heads = {name: Linear.from_dict(d) for name, d in ptr["heads"].items()}
         _yes_cols(heads)
         if tuple(model.features) != FEATURES:
@@ -358,80 +303,13 @@ def load_scorer(path: Path | None = None, table: FrameTable | None = None) -> Pa
         raise ValueError(REFUSE.format(why=f"pair model {path or POINTER} is damaged ({exc})")) from exc
     if table.sha256 and ptr.get("frame_table_sha256") not in (None, table.sha256):
         raise ValueError(REFUSE.format(why="pair model was fitted with another frame table"))
-    return PairScorer(model, heads, float(ptr["threshold"]), table)
-
-
-# ------------------------------------------------------------------ the Make target
-def _counts(pairs: Sequence[Pair]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for p in pairs:
-        out[p.kind] = out.get(p.kind, 0) + 1
-    return dict(sorted(out.items()))
-
-
-def _gated(sets: Sequence[tuple[str, Sequence[str]]], k: int, table: FrameTable) -> Any:
-    """(gated pairs, vectors, claims, facts, counts of every candidate pair, facts' count)."""
-    pairs, n_facts, vec, facts = set_pairs(sets, k)
-    read, ok = read_pairs(pairs, table)
-    gated = [p for p, keep in zip(pairs, ok, strict=True) if keep]
-    return gated, vec, read, facts, _counts(pairs), n_facts
-
-
-def build(settings: dict[str, Any] | None = None, pointer: Path | None = None) -> dict[str, Any]:
-    """``make resolver-pair``: the heads on the development facts, the trees on the
-    development pairs the gate leaves to the scorer (heads out of fold), the threshold on
-    world N validation's pairs (heads fitted on all), and the committed file. Merges (the
-    same value reworded) are neither fitted nor counted as false positives."""
-    from .structure import load_table
-
-    settings = dict(settings or SETTINGS)
-    k, seed = int(settings["candidate_k"]), int(settings["seed"])
-    table = load_table()
-    t0 = time.perf_counter()
-    train, vec, read, facts, all_train, n_train_facts = _gated(TRAIN_SETS, k, table)
-    x_facts = np.stack([vec[t] for t in facts["text"]]).astype(np.float64)
-    heads, oof = fit_heads(facts["text"], x_facts, facts, seed)
-    fit = [p for p in train if p.kind != "merge"]
-    x = features([(p.old, p.new) for p in fit], [p.group for p in fit], vec, read, table, oof, _yes_cols(heads))
-    model = fit_trees(x, np.asarray([p.label for p in fit]), FEATURES, seed=seed,
-                      max_iter=int(settings["max_iter"]), max_leaf_nodes=int(settings["max_leaf_nodes"]),
-                      learning_rate=float(settings["learning_rate"]),
-                      min_samples_leaf=int(settings["min_samples_leaf"]),
-                      l2_regularization=float(settings["l2_regularization"]))
-    seconds = time.perf_counter() - t0
-    val, vvec, vread, _, _, n_val_facts = _gated(CHOOSE_SETS, k, table)
-    vtexts = sorted(vvec)
-    vheads = head_predict(heads, vtexts, np.stack([vvec[t] for t in vtexts]).astype(np.float64))
-    xv = features([(p.old, p.new) for p in val], [p.group for p in val], vvec, vread, table, vheads,
-                  _yes_cols(heads))
-    scores = model.predict_proba(xv)
-    labels = np.asarray([p.label for p in val])
-    counted = np.asarray([p.kind != "merge" for p in val])
-    cut = choose_threshold(scores[counted], labels[counted], n_val_facts, float(settings["max_false_share"]))
-    hit = scores > cut
-    data = hashlib.sha256(json.dumps([[p.old, p.new, p.label] for p in fit]).encode()).hexdigest()
-    body = {
-        "version": VERSION, "threshold": round(cut, 6), "settings": settings, "embedder": EMBEDDER,
-        "frame_table_sha256": table.sha256, "train_pairs_sha256": data,
-        "train_sets": [f"{n}/{'+'.join(s) or 'all'}" for n, s in TRAIN_SETS],
-        "choose_sets": [f"{n}/{'+'.join(s) or 'all'}" for n, s in CHOOSE_SETS],
-        "train_facts": n_train_facts, "candidate_pairs": all_train, "fitted_pairs": _counts(fit),
-        "fit_seconds": round(seconds, 1), "threads": 1,
-        "choose": {"facts": n_val_facts, "pairs_left_to_model": _counts(val), "positives": int(labels.sum()),
-                   "recall": round(float(hit[labels == 1].mean()), 4) if labels.any() else None,
-                   "false_positives": int((hit & (labels == 0) & counted).sum())},
-        "heads": {name: h.to_dict() for name, h in heads.items()},
-        "model": model.to_dict(),
-    }
-    (pointer or POINTER).write_text(json.dumps(body, sort_keys=True) + "\n", "utf-8")
-    return body
+    return PairScorer(model, heads, float(ptr["threshold"]), table,
+                      subject_cut=float(ptr["settings"]["subject_cut"]))
 
 
 def tool(cfg: dict[str, Any]) -> int:
-    """``widemem-bench resolver_pair`` (``make resolver-pair``): fit the pair scorer, write its file."""
-    b = build(pointer=Path(str(cfg["pointer"])) if cfg.get("pointer") else None)
-    print(f"pair scorer v{VERSION}: {sum(b['fitted_pairs'].values())} gated pairs fitted in {b['fit_seconds']} s "
-          f"(seed {b['settings']['seed']}, one thread); threshold {b['threshold']} on world N validation "
-          f"(recall {b['choose']['recall']}, {b['choose']['false_positives']} false of {b['choose']['facts']} facts); "
-          f"wrote {cfg.get('pointer') or POINTER}")
-    return 0
+    """``widemem-bench resolver_pair`` (``make resolver-pair``): fit the pair scorer, write its file
+    (:func:`.pair_fit.build`)."""
+    from .pair_fit import tool as fit_tool
+
+    return fit_tool(cfg)

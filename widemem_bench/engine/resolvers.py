@@ -10,10 +10,12 @@ duplicates (same content hash) itself, whatever the resolver says.
 - ``append``: always ADD (no resolution at all).
 - ``rule``: deterministic reading of subject, single-valued slots and explicit
   change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
-- ``structure`` (version 3): reads each fact as (subject, predicate frame, value) triples
+- ``structure`` (version 3.1): reads each fact as (subject, predicate frame, value) triples
   from the language layer's spaCy parse; a gate refuses additive cues, explicitly different
-  owners and frames known to hold several values, and a learned pair scorer (trees over
-  cached MiniLM vectors and the parse, ``make resolver-pair``) decides the rest (see
+  owners and frames known to hold several values, the scorer refuses pairs across subjects
+  (its subject-role head, the parse's user against a name or possessed noun), and a learned
+  pair scorer (trees over cached MiniLM vectors and the parse, ``make resolver-pair``, its
+  threshold chosen out of fold by user) decides the rest (see
   :mod:`.structure`, :mod:`.pair_model` and :class:`StructureResolver`); never DELETEs.
 - ``oracle``: uses the gold ``slot`` given to ``add_fact``; an upper bound for
   what a resolver can do with the same candidates.
@@ -213,13 +215,16 @@ class PairModel(Protocol):
 
 
 class StructureResolver:
-    """Version 3: a grammar-safe gate on the parse, a learned pair scorer for the rest.
+    """Version 3.1: a grammar-safe gate on the parse, a learned pair scorer for the rest.
 
     Per new fact, each candidate goes through the gate (:func:`.structure.gate`, on the
     claims of the cached spaCy parse), which refuses only what grammar makes safe: an
     additive cue (also, another, second, a coordinated argument); owners explicitly
     different (two names, two possessed nouns: never across subjects); a fact stating only
-    frames the frame table (``make resolver-fit``) knows hold several values. Every other
+    frames the frame table (``make resolver-fit``) knows hold several values. The scorer
+    then refuses pairs across subjects (:func:`.pair_model.cross_subject`: its subject-role
+    head reads two roles with confidence, or the parse reads the user against a name or a
+    possessed noun and neither the head nor the frame table says one subject). Every other
     candidate is scored by the pair scorer (gradient-boosted trees over the resolver's own
     MiniLM vectors and the parse's structure, fitted on development pairs:
     ``make resolver-pair``, :mod:`.pair_model`); the highest score above its threshold is
@@ -228,7 +233,8 @@ class StructureResolver:
     question: :func:`.structure.parses`) is ADDed and supersedes nothing. An identical fact
     is NONE. Without the scorer's file the resolver is refused in one line naming
     ``make resolver-pair``. (Version 2, a cross-encoder behind a stricter gate, is commit
-    b70990b.)
+    b70990b; version 3, without the cross-subject refusal and with its threshold chosen on
+    world N validation, is d8a5766.)
     """
 
     name = "structure"
