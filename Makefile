@@ -114,9 +114,9 @@ calibrate: venv data
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
-# The structure resolver's pair scorer (version 3: gradient-boosted trees and three linear heads over
+# The structure resolver's pair scorer (version 3.1: gradient-boosted trees and three linear heads over
 # the packaged MiniLM's vectors, cached, and the parse; fitted on development pairs only, one thread,
-# seeded, about a minute): rewrites widemem_bench/engine/files/pair_model.json (commit it).
+# seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json (commit it).
 resolver-pair: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_pair
 
