@@ -79,7 +79,7 @@ class RunContext:
             from widemem_bench import sealed
 
             sealed.record_world(tl, f"experiment {self.cfg.get('task_name', '?')}: RunContext.timelines, "
-                                    f"dataset {meta['version']}")
+                                    f"dataset {meta.get('name')} ({meta['version']})")
             self._cache["timelines"] = tl
             self.info["dataset"] = meta
         return self._cache["timelines"]
