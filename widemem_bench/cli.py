@@ -293,17 +293,29 @@ def compose_tool(name: str, args: Sequence[str]) -> dict[str, Any]:
             for k, v in plain.items()}
 
 
+def _call(tool: Tool, arg: Any) -> int:
+    """The tool's exit code; the seal-ledger lines of its reads are written only when it
+    succeeds (an input refused after a sealed read leaves the ledger as it was)."""
+    from widemem_bench import sealed
+
+    with sealed.held_reads() as lines:
+        rc = int(_target(tool)(arg) or 0)
+        if rc:
+            lines.clear()
+    return rc
+
+
 def run_tool(name: str, args: Sequence[str]) -> int:
     tool = TOOLS[name]
     if tool.raw:
-        return int(_target(tool)(list(args)) or 0)
+        return _call(tool, list(args))
     if "--help" in args or "-h" in args:
         print(tool_help(name))
         return 0
     flags = [a for a in args if a.startswith("-")]
     if flags:
         raise UsageError(f"{flags[0]}: tools take key=value only (see {PROG} {name} --help)")
-    return int(_target(tool)(compose_tool(name, args)) or 0)
+    return _call(tool, compose_tool(name, args))
 
 
 # --------------------------------------------------------------------------- experiments

@@ -10,22 +10,28 @@
   validation, world C);
 - ``outside``: hand-written cases kept outside the project.
 
-Every load of a measuring split goes through `open_split(name, purpose, ...)`. The
-purpose "measure" is what `make bench` (`widemem_bench.bench`) and the test suite pass
-(through ``WIDEMEM_BENCH_PURPOSE``, so a Hydra job launched by the bench inherits it);
-any other read appends one JSON line ``{time, commit, caller, purpose, set}`` to
+Every load of a measuring split goes through `open_split(name, purpose, ...)`, and every
+load of a whole world that holds one (world A's or world N's holdout, `HOLDOUTS`) is
+recorded by `record_world` (an experiment's `RunContext.timelines()`). The purpose
+"measure" is what `make bench` (`widemem_bench.bench`) and the test suite pass (through
+``WIDEMEM_BENCH_PURPOSE``, so a Hydra job launched by the bench inherits it); any other
+read appends one JSON line ``{time, commit, caller, purpose, set}`` to
 ``reports/seal_ledger.jsonl``, so reading a sealed set to look at it leaves a trace the
-report counts (`reads_outside_measurement`). A new measuring set (world N) is one more
-`register` call with its loader.
+report counts (`reads_outside_measurement`). A load that fails (a missing file) writes
+no line. Inside `held_reads()` (each experiment run, each tool of the front door) the
+lines wait for the block to end: one line per set and purpose, written only when the
+block ends without an error, so a run refused in one line leaves the ledger as it was.
+A new measuring set (world N) is one more `register` call with its loader.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +63,8 @@ SETS: dict[str, str] = {
     "outside cases": "outside",
 }
 DEVELOPMENT_SETS = frozenset(k for k, v in SETS.items() if v == "development")
+# The worlds whose data set holds a measuring split (by `Timelines.world`): its holdout users.
+HOLDOUTS: dict[str, str] = {"a": "world A holdout", "n": "world N holdout"}
 
 
 @dataclass(frozen=True)
@@ -100,20 +108,82 @@ def ledger_path() -> Path:
     return Path(os.environ.get(LEDGER_ENV) or LEDGER_PATH)
 
 
+# The open `held_reads` blocks, innermost last: each holds its lines until it ends.
+_HELD: list[list[dict[str, Any]]] = []
+
+
 def record_read(name: str, purpose: str, caller: str | None = None) -> dict[str, Any] | None:
-    """Append the ledger line of a read outside measurement; None (nothing written) for "measure"."""
+    """Append the ledger line of a read outside measurement; None (nothing written) for "measure".
+
+    Inside `held_reads` the line waits for the block's end, and a second read of the same
+    set for the same purpose adds none (the first line is returned).
+    """
     if purpose == MEASURE:
         return None
+    if name not in SETS:
+        raise ValueError(f"{name!r} is not a set of sealed.SETS")
     from widemem_bench.provenance import git_info
 
     line = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "commit": (git_info().get("sha") or "unknown")[:12], "caller": caller or _caller(),
             "purpose": purpose, "set": name}
+    if _HELD:
+        held = _HELD[-1]
+        same = next((x for x in held if (x["set"], x["purpose"]) == (name, purpose)), None)
+        if same is not None:
+            return same
+        held.append(line)
+        return line
+    _append([line])
+    return line
+
+
+def _append(lines: list[dict[str, Any]]) -> None:
+    if not lines:
+        return
     p = ledger_path()
     p.parent.mkdir(parents=True, exist_ok=True)
     with p.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line) + "\n")
-    return line
+        fh.write("".join(json.dumps(x) + "\n" for x in lines))
+
+
+@contextlib.contextmanager
+def held_reads() -> Iterator[list[dict[str, Any]]]:
+    """Hold the ledger lines of the reads in the block; write them when it ends without an
+    exception (a block inside another hands them to it). The caller may empty the yielded
+    list to drop them (a tool that failed without raising)."""
+    held: list[dict[str, Any]] = []
+    _HELD.append(held)
+    try:
+        yield held
+    except BaseException:
+        held.clear()
+        raise
+    finally:
+        _HELD.remove(held)
+    if not _HELD:
+        _append(held)
+        return
+    outer = _HELD[-1]
+    seen = {(x["set"], x["purpose"]) for x in outer}
+    outer.extend(x for x in held if (x["set"], x["purpose"]) not in seen)
+
+
+def sets_held(tl: Any) -> list[str]:
+    """The measuring sets a loaded world holds: its holdout, when its world has a sealed one
+    (`HOLDOUTS`) and any holdout row is in it."""
+    name = HOLDOUTS.get(str(getattr(tl, "world", "")))
+    if name is None:
+        return []
+    frames = (getattr(tl, "events", None), getattr(tl, "questions", None))
+    rows = any(df is not None and "split" in df.columns and bool((df["split"] == "holdout").any()) for df in frames)
+    return [name] if rows else []
+
+
+def record_world(tl: Any, caller: str, purpose: str | None = None) -> list[dict[str, Any]]:
+    """Record the read of every measuring set a whole loaded world holds (`sets_held`)."""
+    out = [record_read(name, current_purpose(purpose), caller) for name in sets_held(tl)]
+    return [x for x in out if x is not None]
 
 
 def open_split(name: str, purpose: str | None = None, **kwargs: Any) -> Any:
@@ -121,8 +191,9 @@ def open_split(name: str, purpose: str | None = None, **kwargs: Any) -> Any:
     if name not in _SPLITS:
         known = ", ".join(_SPLITS)
         raise ValueError(f"{name!r} is not a measuring split (known: {known})")
+    data = _SPLITS[name].load(**kwargs)   # first: a missing or refused file reads nothing, logs nothing
     record_read(name, current_purpose(purpose))
-    return _SPLITS[name].load(**kwargs)
+    return data
 
 
 def read_ledger(path: str | Path | None = None) -> list[dict[str, Any]]:

@@ -27,7 +27,9 @@ class RunContext:
     """Per-run services: output folder, seed, progress bars, timings, shared loaders.
 
     `cfg` is the resolved config as a plain dict. Loaders cache within the run, so an
-    experiment can call `ctx.timelines()` and `ctx.embedder()` as often as it likes.
+    experiment can call `ctx.timelines()` and `ctx.embedder()` as often as it likes; the
+    first `timelines()` of a world holding a sealed holdout records the read
+    (`widemem_bench.sealed.record_world`).
     """
 
     output_dir: Path
@@ -71,6 +73,13 @@ class RunContext:
 
             with self.timer("load_dataset"):
                 tl, meta = load_dataset(self.cfg.get("dataset") or {}, self.cfg.get("paths") or {})
+            # Every experiment's data set comes through here, holdout rows included: world A's
+            # or world N's holdout is a measuring set, so the read goes to the seal ledger
+            # (the runner holds the line until the run ends without an error).
+            from widemem_bench import sealed
+
+            sealed.record_world(tl, f"experiment {self.cfg.get('task_name', '?')}: RunContext.timelines, "
+                                    f"dataset {meta.get('name')} ({meta['version']})")
             self._cache["timelines"] = tl
             self.info["dataset"] = meta
         return self._cache["timelines"]

@@ -222,16 +222,14 @@ def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users
     return out
 
 
-_SEALED = {"a": "world A holdout", "n": "world N holdout"}
-
-
 def _sealed_holdout(tl: Any, by_user: pd.Series, splits: Any) -> pd.Series:
     """World A's and world N's holdout users come through the sealed-split loader (the
     ledger sees the read: a measuring set, read once per method version)."""
-    name = _SEALED.get(str(tl.world))
+    from widemem_bench.sealed import HOLDOUTS, open_split
+
+    name = HOLDOUTS.get(str(tl.world))
     if name is None or (splits and "holdout" not in splits) or not (by_user == "holdout").any():
         return by_user
-    from widemem_bench.sealed import open_split
 
     hold = set(open_split(name, world=tl).events["user_id"].astype(str))
     return by_user.where(~by_user.index.astype(str).isin(hold) | (by_user == "holdout"), "holdout")

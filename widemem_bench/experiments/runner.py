@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from widemem_bench import feedback
+from widemem_bench import feedback, sealed
 from widemem_bench.experiments.context import RunContext
 from widemem_bench.experiments.records import read_record, write_run
 from widemem_bench.experiments.registry import get_experiment
@@ -70,7 +70,8 @@ def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
     ctx = RunContext(output_dir=output_dir, seed=int(cfg["seed"]), cfg=cfg,
                      progress=feedback.progress_enabled(cfg.get("progress")))
     try:
-        with ctx.timer("total"):
+        # the seal ledger's lines of the run wait for its end: a refused run writes none
+        with ctx.timer("total"), sealed.held_reads():
             result = fn(cfg, ctx)
     except ValueError as exc:
         # Bad input found by the experiment itself (a key it cannot honour, a missing
