@@ -110,13 +110,15 @@ calibrate: venv data
 	$(WB) calibration_report
 
 # The structure resolver's frame table, fitted on development sets only (world A train +
-# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
+# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json
+# and its sha256 pin in files/pins.json (commit both).
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
 # The structure resolver's pair scorer (version 3.1: gradient-boosted trees and three linear heads over
 # the packaged MiniLM's vectors, cached, and the parse; fitted on development pairs only, one thread,
-# seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json (commit it).
+# seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json and its sha256 pin in
+# files/pins.json (commit both).
 resolver-pair: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_pair
 
