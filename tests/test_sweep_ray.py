@@ -25,7 +25,7 @@ HAS_RAY = importlib.util.find_spec("ray") is not None and importlib.util.find_sp
     "hydra_plugins.hydra_ray_launcher") is not None
 
 
-@pytest.mark.skipif(not HAS_RAY, reason='ray not installed: pip install -e ".[ray]"')
+@pytest.mark.skipif(not HAS_RAY, reason='ray not installed: make venv-ray, then run pytest from .venv-ray')
 def test_compare_embedders_on_local_ray_cluster(tmp_path):
     ray_bin = Path(sys.executable).with_name("ray")
     # Ray's socket paths must stay short: a /tmp folder of our own, not pytest's tmp_path.

@@ -151,7 +151,8 @@ class EngineConfig:
       widemem's extraction LLM gives).
 
     Pipeline
-    - ``resolver``: append | rule | oracle | llm; ``candidate_k`` nearest
+    - ``resolver``: append | rule | structure | oracle | llm (``RESOLVERS``;
+      structure: version 3.1, the parse and a pair scorer, opt-in); ``candidate_k`` nearest
       memories of the same user (5); ``similarity_floor`` None (widemem has
       none; the seed text describes 0.6) or a cosine in [0, 1].
     - ``extractor``: verbatim | rule | llm.

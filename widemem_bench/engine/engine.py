@@ -318,9 +318,11 @@ class MemoryEngine(Planner):
         ``mode`` None means ``config.default_mode`` ("balanced"). ``now`` is the
         clock recency is measured against (default: wall clock). Never filters
         by confidence: the ranked list comes back with the verdict.
-        ``include_superseded`` ranks the versions updates retired among the live
-        memories (each hit's ``valid_from`` / ``valid_to`` / ``superseded_by`` say
-        which); by default they are left out.
+        ``include_superseded`` adds the versions updates retired AFTER the live
+        hits (which are the default search's, as is the confidence): up to ``top_k``
+        of each, each part ranked by the same score; each hit's ``superseded`` /
+        ``valid_from`` / ``valid_to`` / ``superseded_by`` say which. By default they
+        are left out.
         """
         cfg = self.config
         query = check_text(query, "query", cfg.max_text_chars)
@@ -339,27 +341,35 @@ class MemoryEngine(Planner):
         thresholds = self._thresholds()
 
         qvec = self._encode([query], "query")[0]
-        hits = self.store.hits(user_id, qvec, fetch, past)
-        if hits is None:
-            return SearchResult([], self._confidence(query, user_id, [], thresholds), resolved,
-                                weights, thresholds, kind)
+        boost = RETRIEVAL_MODE_PRESETS[resolved].similarity_boost if sim_first and cfg.two_pass_boost else None
+        hits = self.store.hits(user_id, qvec, fetch)
+        ranked = [] if hits is None else self._ranked(hits, when, weights, boost, k)
+        # The verdict is the live memories': a retired version never makes the memory
+        # sound sure (or unsure) of what it holds now.
+        confidence = self._confidence(query, user_id, ranked, thresholds)
+        if past:
+            # Live memories first, exactly the default search's list; then the versions
+            # updates retired, ranked the same way among themselves: the stale fact is
+            # never the top hit (each hit's ``superseded`` / ``valid_to`` say which).
+            old = self.store.superseded_hits(user_id, qvec, fetch)
+            if old is not None:
+                ranked += self._ranked(old, when, weights, boost, k)
+        return SearchResult(ranked, confidence, resolved, weights, thresholds, kind)
 
+    def _ranked(self, hits: Hits, when: dt.datetime | None, weights: tuple[float, float, float],
+                boost: float | None, k: int) -> list[ScoredMemory]:
+        """The top ``k`` of ``hits`` by widemem's score (``scoring.rank_hits``)."""
         mems, sim = hits.memories, hits.sims
         importance = hits.importance01
         recency = self._recency(hits, when)
         multiplier = None
-        if cfg.topic_weights:
-            multiplier = np.array([scoring.topic_multiplier(m.content, cfg.topic_weights) for m in mems])
-        final, order = scoring.rank_hits(
-            sim, importance, recency, weights, multiplier,
-            RETRIEVAL_MODE_PRESETS[resolved].similarity_boost if sim_first and cfg.two_pass_boost else None,
-        )
+        if self.config.topic_weights:
+            multiplier = np.array([scoring.topic_multiplier(m.content, self.config.topic_weights) for m in mems])
+        final, order = scoring.rank_hits(sim, importance, recency, weights, multiplier, boost)
         # Converted to Python floats once per search: per-element numpy scalar ops here
         # cost more than the scoring itself (perf benchmark, issue 9). Same values.
         sim_l, final_l, rec_l, imp_l = sim.tolist(), final.tolist(), recency.tolist(), importance.tolist()
-        ranked = [_scored(mems[j], sim_l[j], final_l[j], rec_l[j], imp_l[j]) for j in order[:k].tolist()]
-        confidence = self._confidence(query, user_id, ranked, thresholds)
-        return SearchResult(ranked, confidence, resolved, weights, thresholds, kind)
+        return [_scored(mems[j], sim_l[j], final_l[j], rec_l[j], imp_l[j]) for j in order[:k].tolist()]
 
     def _mode(self, mode: RetrievalMode | str | None, query: str) -> RetrievalMode:
         """``resolve_mode`` of ``mode`` (None: the configured default) for ``query``; a

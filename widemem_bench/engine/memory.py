@@ -80,8 +80,16 @@ class Memory:
 
     A superseded memory (an old version an UPDATE replaced, kept so it can be
     restored) has ``superseded_at`` (experiment clock of the update) and
-    ``superseded_by`` (the id of the memory that holds the new content); its
-    validity interval is [``valid_from``, ``valid_to``) = [created_at, superseded_at).
+    ``superseded_by`` (the id of the memory that holds the new content).
+
+    Each version is valid over [``valid_from``, ``valid_to``) (Graphiti's model): from
+    when its content was written to the update that retired it (None: still live), so
+    the versions of one memory never overlap. ``valid_since`` is the time of the UPDATE
+    that wrote a live memory's content (None: never updated, the content dates from
+    ``created_at``); it is a field of its own because ``created_at`` is what recency
+    scores by and stays widemem's (kept across UPDATE). The store does not keep it in
+    a column: it is the last UPDATE's ``at`` in the memory's checksummed history, read
+    back on open. A superseded version's ``created_at`` is already its start.
     """
 
     id: str
@@ -96,6 +104,7 @@ class Memory:
     content_hash: str = ""
     superseded_at: dt.datetime | None = None
     superseded_by: str | None = None
+    valid_since: dt.datetime | None = None
 
     def replace(self, **changes: object) -> Memory:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
@@ -106,7 +115,8 @@ class Memory:
 
     @property
     def valid_from(self) -> dt.datetime:
-        return self.created_at
+        """When this version's content became true: its last UPDATE, else ``created_at``."""
+        return self.created_at if self.valid_since is None else self.valid_since
 
     @property
     def valid_to(self) -> dt.datetime | None:

@@ -28,6 +28,7 @@ from .pair_model import (
     cross_subject,
     features,
 )
+from .pins import write_pinned
 from .structure import Claim, FrameTable
 from .trees import TreeModel, fit_trees
 
@@ -268,7 +269,11 @@ def build(settings: dict[str, Any] | None = None, pointer: Path | None = None,
         "heads": {name: h.to_dict() for name, h in heads.items()},
         "model": model.to_dict(),
     }
-    (pointer or POINTER).write_text(json.dumps(body, sort_keys=True) + "\n", "utf-8")
+    text = json.dumps(body, sort_keys=True) + "\n"
+    if pointer is None or pointer == POINTER:
+        write_pinned(POINTER, text)  # the committed file and its sha256 pin, together
+    else:
+        pointer.write_text(text, "utf-8")
     return body
 
 

@@ -42,7 +42,8 @@ and thresholded.
 
 ``make resolver-pair`` (:func:`.pair_fit.build`) fits it in a few minutes on one thread and writes the
 committed ``files/pair_model.json`` (the trees, the heads, the threshold, the settings, the
-sets and the pair counts it saw). :func:`load_scorer` refuses a missing or unreadable file in
+sets and the pair counts it saw) and its sha256 pin (``files/pins.json``, :mod:`.pins`).
+:func:`load_scorer` refuses a missing, unreadable or edited (not the pinned sha256) file in
 one line naming ``make resolver-pair``.
 """
 
@@ -273,11 +274,16 @@ class PairScorer:
 
 
 def read_pointer(path: Path | None = None) -> dict[str, Any]:
-    path = path or POINTER
+    """The pair model's file; the committed one (no ``path``) only when its sha256 is the
+    pinned one (:mod:`.pins`: a hand-edited threshold is refused, naming ``make resolver-pair``)."""
+    from .pins import read_pinned
+
+    committed, path = path is None, path or POINTER
     if not path.is_file():
         raise FileNotFoundError(REFUSE.format(why=f"no pair model at {path}"))
+    text = read_pinned(path) if committed else None  # a mismatch: its own one-line error
     try:
-        out: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        out: dict[str, Any] = json.loads(text if text is not None else path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(REFUSE.format(why=f"pair model {path} is unreadable ({exc})")) from exc
     if out.get("version") != VERSION or "model" not in out or "heads" not in out:

@@ -77,7 +77,7 @@ class Planner:
                     start, wall = entry.at, entry.logged_at
                     break
         return target.replace(id=self.store.version_id(target.id, pending), created_at=start, inserted_at=wall,
-                              superseded_at=at, superseded_by=replaced_by)
+                              superseded_at=at, superseded_by=replaced_by, valid_since=None)
 
     def _plan(
         self, raw_facts: Sequence[Fact], user_id: str, at: dt.datetime | None
@@ -233,7 +233,8 @@ class Planner:
             updated_at=stamp,
             ymyl_category=category,
             slot=fact.slot if fact.slot is not None else target.slot,
-        )  # created_at and inserted_at are kept, as widemem keeps created_at
+            valid_since=stamp,  # this content is true from now: the old version's interval ends here
+        )  # created_at and inserted_at are kept, as widemem keeps created_at (recency scores by it)
         # The old version is kept, superseded (issue 26): the live memory keeps the
         # id and row, as widemem's UPDATE keeps the id, so searches see the same list.
         old = self._retire(target, stamp, st.versions, memory.id)

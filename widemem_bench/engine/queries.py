@@ -87,7 +87,7 @@ class Views:
         self, user_id: str, query: np.ndarray, k: int, include_superseded: bool = False
     ) -> list[tuple[Memory, float]]:
         """The ``k`` nearest live memories of ``user_id`` by cosine, nearest first (with
-        ``include_superseded``, superseded ones too).
+        ``include_superseded``, then the ``k`` nearest superseded ones).
 
         Ties keep insertion order (stable sort), so results are deterministic.
         """
@@ -112,23 +112,31 @@ class Views:
     def hits(self, user_id: str, query: np.ndarray, k: int, include_superseded: bool = False) -> Hits | None:
         """``nearest`` with the columns the engine's search scores by; None when none.
 
-        With ``include_superseded`` the live and the superseded memories are ranked
-        together; a tie puts the live one first."""
+        With ``include_superseded``: the ``k`` nearest live memories, then the ``k``
+        nearest superseded ones (live first: a retired version never outranks what
+        replaced it)."""
         with self._lock:
             found = self._nearest(self._users, user_id, query, k)
             past = self._nearest(self._past, user_id, query, k) if include_superseded else None
-            if past is None:
-                if found is None:
-                    return None
-                index, memories, sims, order = found
-                return Hits(memories, sims, index.gather(order), not index.odd)
             parts = [f for f in (found, past) if f is not None]
+            if not parts:
+                return None
+            if len(parts) == 1:
+                index, memories, sims, order = parts[0]
+                return Hits(memories, sims, index.gather(order), not index.odd)
             memories = [m for f in parts for m in f[1]]
             sims = np.concatenate([f[2] for f in parts])
             cols = np.concatenate([f[0].gather(f[3]) for f in parts], axis=1)
-            keep = (-sims).argsort(kind="stable")[:k]
-            exact = not any(f[0].odd for f in parts)
-            return Hits([memories[i] for i in keep.tolist()], sims[keep], cols[:, keep], exact)
+            return Hits(memories, sims, cols, not any(f[0].odd for f in parts))
+
+    def superseded_hits(self, user_id: str, query: np.ndarray, k: int) -> Hits | None:
+        """``hits`` of the superseded memories alone (the ``k`` nearest); None when none."""
+        with self._lock:
+            found = self._nearest(self._past, user_id, query, k)
+            if found is None:
+                return None
+            index, memories, sims, order = found
+            return Hits(memories, sims, index.gather(order), not index.odd)
 
     def _nearest(
         self, users: dict[str, _UserIndex], user_id: str, query: np.ndarray, k: int

@@ -25,10 +25,15 @@ class ScoredMemory:
     importance_score: float = 0.0
 
     # The memory's validity interval (``search(include_superseded=True)`` returns old
-    # versions too): [valid_from, valid_to), valid_to None while it is live.
+    # versions too, after the live ones): [valid_from, valid_to), valid_to None while
+    # it is live (``Memory.valid_from``).
     @property
     def valid_from(self) -> dt.datetime:
-        return self.memory.created_at
+        return self.memory.valid_from
+
+    @property
+    def superseded(self) -> bool:
+        return self.memory.superseded_at is not None
 
     @property
     def valid_to(self) -> dt.datetime | None:

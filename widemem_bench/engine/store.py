@@ -275,6 +275,18 @@ class MemoryStore(Views):
                 self._damaged(path, "history", seq, values[0], str(exc))
                 continue
             self._log(entry)
+        self._since_updates()
+
+    def _since_updates(self) -> None:
+        """``Memory.valid_since`` of each live memory an UPDATE wrote: that UPDATE's ``at``
+        in its history (no column of its own, so no migration: any store reads it back)."""
+        for mid, entries in self._history.items():
+            mem = self._memories.get(mid)
+            if mem is None or mem.superseded_at is not None:
+                continue
+            last = next((e.at for e in reversed(entries) if e.action == "UPDATE"), None)
+            if last is not None:
+                self._memories[mid] = mem.replace(valid_since=last)
 
     def _damaged(self, path: Path, table: str, seq: object, raw_id: object, why: str) -> None:
         mid = raw_id.decode("utf-8", "replace") if isinstance(raw_id, bytes) else repr(raw_id)

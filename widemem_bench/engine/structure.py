@@ -230,10 +230,14 @@ class FrameTable:
 
 
 def load_table(path: Path | None = None) -> FrameTable:
-    path = path or TABLE_PATH
+    """The frame table; the committed one (no ``path``) only when its sha256 is the pinned one
+    (:mod:`.pins`)."""
+    from .pins import read_pinned
+
+    committed, path = path is None, path or TABLE_PATH
     if not path.is_file():
         raise FileNotFoundError(f"resolver structure: no frame table at {path}; build it with `make resolver-fit`")
-    return FrameTable.from_json(path.read_text("utf-8"))
+    return FrameTable.from_json(read_pinned(path) if committed else path.read_text("utf-8"))
 
 
 def types_agree(a: str, b: str) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from widemem_bench.engine.pins import write_pinned
 from widemem_bench.engine.structure import (
     MIN_SEEN,
     TABLE_PATH,
@@ -191,8 +192,7 @@ def tool(cfg: dict[str, Any]) -> int:
         ok = TABLE_PATH.is_file() and TABLE_PATH.read_text("utf-8") == table.to_json() + "\n"
         print("structure frame table: " + ("up to date" if ok else "differs from a refit"))
         return 0 if ok else 1
-    TABLE_PATH.parent.mkdir(parents=True, exist_ok=True)
-    TABLE_PATH.write_text(table.to_json() + "\n", "utf-8")
+    write_pinned(TABLE_PATH, table.to_json() + "\n")  # the table and its sha256 pin, together
     print(f"wrote {TABLE_PATH} ({len(table.equiv)} frame pairs, {len(table.multi)} multi-valued, "
           f"{len(table.single)} single-valued frames; sets {', '.join(table.sets)})")
     return 0

@@ -272,7 +272,7 @@ arithmetic over cached similarities); embedders are the Hydra multirun axis, one
 embedder, and Hydra's launchers place those jobs:
 
 - local processes (the default for `-m`): `widemem-bench -m compare_embedders embedder=minilm-l6,minilm-l3,bge-small hydra/launcher=joblib hydra.launcher.n_jobs=2`
-- a Ray cluster (`pip install -e ".[ray]"`): the same command with `hydra/launcher=ray
+- a Ray cluster (`make venv-ray`, a venv of its own: the ray extra moves three locked packages): the same command with `hydra/launcher=ray
   hydra.launcher.ray.init.address=auto +hydra.launcher.ray.init.object_store_memory=null`
   and `RAY_AUTH_MODE=token` in the environment (hydra-ray-launcher 1.2.2 with ray 2.x);
 - SLURM (`pip install -e ".[slurm]"`): `hydra/launcher=submitit_slurm

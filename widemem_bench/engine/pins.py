@@ -1,0 +1,59 @@
+"""The sha256 pins of the structure resolver's committed files (review 8 C3).
+
+``files/pins.json`` holds the sha256 of ``files/pair_model.json`` and
+``files/structure_frames.json``, written by the tools that write those files (``make
+resolver-pair``, ``make resolver-fit``) in the same step. The resolver reads either file
+through :func:`read_pinned`, which refuses in one line a file whose bytes are not the
+pinned ones (a threshold edited by hand changed every decision silently before), naming
+the make target that rebuilds it. A file passed by path (a test's, a fit's own output)
+is the caller's and is not pinned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+FILES = Path(__file__).parent / "files"
+PINS = FILES / "pins.json"
+# which make target writes each pinned file (and its pin)
+TARGETS = {"pair_model.json": "make resolver-pair", "structure_frames.json": "make resolver-fit"}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def pins() -> dict[str, str]:
+    """The pinned sha256 per file name ({} when there is no pins file)."""
+    if not PINS.is_file():
+        return {}
+    try:
+        got = json.loads(PINS.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
+
+
+def read_pinned(path: Path) -> str:
+    """The text of the committed file ``path`` once its sha256 is the pinned one; else a
+    one-line ValueError naming the make target that rebuilds the file and its pin."""
+    data = path.read_bytes()
+    got, want = sha256(data), pins().get(path.name)
+    if got != want:
+        pinned = f"the {want[:12]} pinned in {PINS}" if want else f"pinned: {PINS} has no pin for it"
+        raise ValueError(f"resolver structure: {path} has sha256 {got[:12]}, not {pinned} (edited "
+                         f"by hand?); restore it (git checkout) or rebuild it and its pin with "
+                         f"`{TARGETS.get(path.name, 'make resolver-pair')}`")
+    return data.decode("utf-8")
+
+
+def write_pinned(path: Path, text: str) -> None:
+    """Write the committed file ``path`` and its pin, together (commit both)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    path.write_bytes(data)
+    table = pins()
+    table[path.name] = sha256(data)
+    PINS.write_text(json.dumps(dict(sorted(table.items())), indent=1) + "\n", "utf-8")
