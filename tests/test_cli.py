@@ -339,3 +339,64 @@ def test_a_bad_flag_is_one_line_not_hydras_usage(args: list[str], start: str,
     assert err.startswith(start) and err.count("\n") == 1, err
     assert cli.check_flags(["experiment=smoke", "--cfg", "job"]) is None
     assert cli.check_flags(["-m", "experiment=smoke", "params.n=1,2"]) is None
+
+
+@pytest.mark.parametrize("name", ["contradiction", "frustration"])
+def test_a_group_choice_that_would_not_act_is_refused_naming_the_key_that_does(name: str) -> None:
+    """Honouring resolver.candidate_k does not make `resolver=<option>` act: the replayed
+    resolvers are params.resolvers (review8 A3: it ran, and its record had no such setting)."""
+    from widemem_bench.run import check_keys
+
+    msg = check_keys([f"experiment={name}", "resolver=structure"])
+    assert msg == (f"resolver=structure: experiment {name} does not honour the resolver choice (of resolver "
+                   "it reads only resolver.candidate_k, resolver.similarity_floor, not resolver.name); the "
+                   "resolver options it runs are params.resolvers: set params.resolvers=[structure]")
+    swept = check_keys(["-m", f"experiment={name}", "resolver=append,rule"])  # append is the default: rule is not
+    assert swept is not None and swept.startswith("resolver=rule: ")
+    assert "set params.resolvers=[structure]" in (check_keys([f"experiment={name}", "resolver.name=structure"]) or "")
+    for ok in (["resolver=append"], ["resolver.candidate_k=3"], ["params.resolvers=[structure]"], ["engine=default"]):
+        assert check_keys([f"experiment={name}", *ok]) is None, ok
+
+
+def test_a_choice_read_by_its_name_acts() -> None:
+    from widemem_bench.run import check_keys
+
+    for name in ("smoke", "perf", "resolver_transfer"):  # they honour embedder.name: the registry reads the rest
+        assert check_keys([f"experiment={name}", "embedder=tfidf"]) is None, name
+    msg = check_keys(["experiment=resolver_transfer", "resolver=structure"])
+    assert msg is not None and msg.endswith("; the resolver options it runs are params.resolvers: "
+                                            "set params.resolvers=[structure]")
+
+
+def test_every_accepted_group_choice_changes_only_honoured_keys() -> None:
+    """Over every experiment and every group it honours only in part, an accepted option
+    changes no key the experiment does not honour (or the group is read by its name)."""
+    from widemem_bench.experiments import available_experiments
+    from widemem_bench.experiments.registry import honours_of
+    from widemem_bench.harness.keys import default_of, honoured, leaf_keys
+    from widemem_bench.run import FILE_GROUPS, _compose_plain, check_keys
+
+    seen = 0
+    for name in available_experiments():
+        honours = honours_of(name)
+        base = _compose_plain([f"experiment={name}"], ROOT / "configs")
+        for group in FILE_GROUPS:
+            if group in honours or f"{group}.name" in honours or not any(h.startswith(f"{group}.") for h in honours):
+                continue
+            for option in sorted(p.stem for p in (ROOT / "configs" / group).glob("*.yaml")):
+                if check_keys([f"experiment={name}", f"{group}={option}"]) is not None:
+                    continue
+                seen += 1
+                chosen = _compose_plain([f"experiment={name}", f"{group}={option}"], ROOT / "configs")
+                changed = [k for k in leaf_keys(chosen.get(group) or {}, f"{group}.")
+                           if default_of(k, chosen) != default_of(k, base)]
+                assert all(honoured(k, honours) for k in changed), (name, group, option, changed)
+    assert seen  # at least the default options were accepted
+
+
+def test_a_refused_group_choice_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    bad = _cli("contradiction", "resolver=structure", f"paths.output_dir={out}", cwd=tmp_path)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert bad.stderr.startswith("error: resolver=structure: experiment contradiction does not honour")
+    assert not out.exists()

@@ -173,7 +173,7 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     """One line for the first key that is misspelt, not honoured by the chosen experiment,
     not read by the embedder's runtime, or whose value would name a folder outside the
     output folder (see `harness.keys`). Checked for every experiment of a sweep."""
-    from widemem_bench.experiments.registry import honours_of
+    from widemem_bench.experiments.registry import choices_of, honours_of
     from widemem_bench.harness.keys import check_key, check_type, check_value, default_of
 
     pairs = _overrides(argv)
@@ -188,16 +188,39 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
             cfg = _compose_plain([f"experiment={name}", *groups], config_dir)
         except Exception:  # unknown experiment or group option: reported by the other checks
             return None
+        base: dict[str, Any] | None = None
         for key, texts in pairs:
             if key == "experiment" or key.startswith("hydra"):
                 continue
-            group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
-            msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
+            if key in FILE_GROUPS and any(h.startswith(f"{key}.") for h in honours):
+                # some of the group honoured: the choice acts only if the keys its option changes are
+                base = base or _compose_plain([f"experiment={name}"], config_dir)
+                msg = _check_choices(key, texts or [], name, honours, base, config_dir)
+            else:
+                msg = check_key(key, name, honours, cfg, FILE_GROUPS)
             default = None if key in FILE_GROUPS else default_of(key, cfg)
             for part in texts or []:
                 msg = msg or check_value(key, part) or check_type(key, part, default)
+            group = key.split(".")[0]
+            instead = choices_of(name).get(group)
+            if msg is not None and instead and key in (group, f"{group}.name"):  # name the key that acts
+                msg += f"; the {group} options it runs are {instead}: set {instead}=[{','.join(texts or [])}]"
             if msg is not None:
                 return msg
+    return None
+
+
+def _check_choices(group: str, options: list[str], name: str, honours: tuple[str, ...],
+                   base: dict[str, Any], config_dir: Path) -> str | None:
+    from widemem_bench.harness.keys import check_choice
+
+    for option in options:
+        if not (config_dir / group / f"{option}.yaml").exists():
+            continue  # null, or an outside adapter's name (expand_adapter_choice)
+        chosen = _compose_plain([f"experiment={name}", f"{group}={option}"], config_dir)
+        msg = check_choice(group, option, name, honours, base, chosen)
+        if msg is not None:
+            return msg
     return None
 
 
