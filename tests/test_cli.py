@@ -400,3 +400,18 @@ def test_a_refused_group_choice_writes_nothing(tmp_path: Path) -> None:
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert bad.stderr.startswith("error: resolver=structure: experiment contradiction does not honour")
     assert not out.exists()
+
+
+# Each: one line on stderr, a nonzero exit, nothing under the output folder (review8 A5, B).
+ONE_LINERS = [
+    (["sweep_weights", "params.step=0", "embedder=hash-test"], "error: params.step: must be in (0, 1], got 0"),
+]
+
+
+@pytest.mark.parametrize(("args", "start"), ONE_LINERS)
+def test_a_bad_setting_is_one_line_and_writes_nothing(args: list[str], start: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _cli(*args, f"paths.output_dir={out}", cwd=tmp_path)
+    assert proc.returncode != 0
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith(start), proc.stderr
+    assert not out.exists(), sorted(out.rglob("*"))
