@@ -244,8 +244,8 @@ def test_experiment_overrides_are_read_by_hydra_s_parser(tmp_path: Path,
 
 
 def test_a_bad_value_names_its_key_and_a_refused_run_writes_nothing(tmp_path: Path) -> None:
-    """A typed default is checked before the run; a refusal inside the run (here numpy's,
-    for a negative count) removes the folder Hydra made for it."""
+    """A typed default is checked before the run; a refusal inside the run (here the experiment's
+    own, for a negative count) removes the folder Hydra made for it."""
     out = tmp_path / "out"
     bad = _cli("smoke", "params.n=abc", f"paths.output_dir={out}", cwd=tmp_path)
     assert bad.returncode == 2
@@ -403,8 +403,27 @@ def test_a_refused_group_choice_writes_nothing(tmp_path: Path) -> None:
 
 
 # Each: one line on stderr, a nonzero exit, nothing under the output folder (review8 A5, B).
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 ONE_LINERS = [
     (["sweep_weights", "params.step=0", "embedder=hash-test"], "error: params.step: must be in (0, 1], got 0"),
+    (["smoke", "hydra.nosuch=1"], "error: hydra.nosuch: no such key in Hydra's config"),
+    (["smoke", "hydra.job.env_set.X=1"], "error: hydra.job.env_set.X: no such key in Hydra's config"),
+    (["smoke", "paths.output_dir=/proc/nope"], "error: paths.output_dir: /proc/nope cannot be made: "),
+    (["smoke", f"paths.output_dir={ROOT / 'README.md'}/x"], "error: paths.output_dir: "),
+    pytest.param(["-m", "smoke", "params.n=1,2", "hydra/launcher=ray"],
+                 'error: hydra/launcher=ray: its plugin is not installed (No module named '
+                 "'hydra_plugins.hydra_ray_launcher'); pip install -e \".[ray]\" in a separate venv",
+                 marks=pytest.mark.skipif(_installed("hydra_plugins.hydra_ray_launcher"), reason="ray installed")),
+    pytest.param(["-m", "smoke", "params.n=1,2", "hydra/launcher=submitit_slurm"],
+                 "error: hydra/launcher=submitit_slurm: its plugin is not installed", marks=pytest.mark.skipif(
+                     _installed("hydra_plugins.hydra_submitit_launcher"), reason="submitit installed")),
+    (["regression", "-m"], "error: regression: a tool, not an experiment: it runs once, without -m"),
+    (["smoke", "params.n=-1"], "error: params.n: must be >= 1, got -1"),
 ]
 
 
@@ -415,3 +434,13 @@ def test_a_bad_setting_is_one_line_and_writes_nothing(args: list[str], start: st
     assert proc.returncode != 0
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith(start), proc.stderr
     assert not out.exists(), sorted(out.rglob("*"))
+
+
+def test_help_into_a_closed_pipe_exits_quietly() -> None:
+    """`widemem-bench contradiction --help | head -5` printed a BrokenPipeError traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "widemem_bench.cli", "contradiction", "--help"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the interpreter is up: its first write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and err == ""

@@ -224,6 +224,99 @@ def _check_choices(group: str, options: list[str], name: str, honours: tuple[str
     return None
 
 
+# The pyproject extra that installs each launcher plugin of configs/hydra/launcher/, and
+# what to know before installing it.
+LAUNCHER_EXTRAS = {"ray": ("ray", " in a separate venv: hydra-ray-launcher 1.2.2 downgrades locked packages"
+                                  " (cloudpickle, joblib, python-dateutil)"),
+                   "submitit_slurm": ("slurm", "")}
+
+
+def check_launcher(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line for a `hydra/launcher=<option>` whose plugin does not import (Hydra's
+    "Unknown plugin class" traceback), naming the extra that installs it."""
+    import importlib
+
+    for ov in parse_overrides(argv):
+        if ov.key_or_group != "hydra/launcher":
+            continue
+        for option in value_texts(ov) or []:
+            path = config_dir / "hydra" / "launcher" / f"{option}.yaml"
+            if not path.exists():  # Hydra's own (basic), or unknown: Hydra says which
+                continue
+            target = str(OmegaConf.to_container(OmegaConf.load(path)).get("_target_") or "")  # type: ignore[union-attr]
+            try:
+                importlib.import_module(target.rpartition(".")[0])
+            except ImportError as exc:
+                extra, note = LAUNCHER_EXTRAS.get(option, ("", ""))
+                how = f'pip install -e ".[{extra}]"{note}' if extra else "install its Hydra plugin"
+                return f"hydra/launcher={option}: its plugin is not installed ({exc}); {how}"
+    return None
+
+
+def check_hydra_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line for a `hydra.<key>=...` that Hydra's config does not have (Hydra's own
+    message is seven lines); `+hydra.<key>=...` adds one (hydra.job.env_set.X, say)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from widemem_bench.harness.keys import closest_key
+
+    pairs = parse_overrides(argv)
+    keys = [ov.key_or_group for ov in pairs if ov.key_or_group.startswith("hydra.") and not ov.is_add()]
+    if not keys:
+        return None
+    choices = [f"{ov.key_or_group}={(value_texts(ov) or [''])[0]}" for ov in pairs
+               if ov.key_or_group == "hydra/launcher" or ov.key_or_group == "experiment"]
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            cfg = compose("config", overrides=choices, return_hydra_config=True)
+        plain = OmegaConf.to_container(cfg.hydra, resolve=False)
+    except Exception:  # left to Hydra, which reports it in its own way
+        return None
+    finally:
+        GlobalHydra.instance().clear()
+    assert isinstance(plain, dict)
+    tree = {"hydra": plain}
+    for key in keys:
+        node: Any = tree
+        for part in key.split("."):
+            node = node.get(part, KeyError) if isinstance(node, dict) else KeyError
+        if node is not KeyError:  # present, null by default
+            continue
+        near = closest_key(key, tree)
+        hint = f" (did you mean {near}?)" if near else ""
+        return f"{key}: no such key in Hydra's config{hint}; +{key}=... adds one"
+    return None
+
+
+def check_output_dir(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line when `paths.output_dir` cannot hold a folder (Hydra's 42-line traceback):
+    its nearest existing parent must be a folder a new folder can be made in (probed with
+    an empty folder, removed at once: nothing is left)."""
+    import tempfile
+
+    for ov in parse_overrides(argv):
+        if ov.key_or_group.lstrip("+") not in ("paths.output_dir", "paths.root_dir"):
+            continue
+        for text in value_texts(ov) or []:
+            if "${" in text:
+                continue
+            where = Path(text).expanduser()
+            if ov.key_or_group.endswith("root_dir"):
+                where = where / "outputs"
+            parent = where if where.is_absolute() else Path.cwd() / where
+            while not parent.exists() and parent != parent.parent:
+                parent = parent.parent
+            if not parent.is_dir():
+                return f"{ov.key_or_group}: {text} cannot be made: {parent} is not a folder"
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".widemem-bench-probe-", dir=parent))
+            except OSError as exc:
+                return f"{ov.key_or_group}: {text} cannot be made: {exc.strerror or exc} in {parent}"
+    return None
+
+
 def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     """For -m: compose and validate every job of the sweep before any job starts.
 
