@@ -244,8 +244,8 @@ def test_experiment_overrides_are_read_by_hydra_s_parser(tmp_path: Path,
 
 
 def test_a_bad_value_names_its_key_and_a_refused_run_writes_nothing(tmp_path: Path) -> None:
-    """A typed default is checked before the run; a refusal inside the run (here numpy's,
-    for a negative count) removes the folder Hydra made for it."""
+    """A typed default is checked before the run; a refusal inside the run (here the experiment's
+    own, for a negative count) removes the folder Hydra made for it."""
     out = tmp_path / "out"
     bad = _cli("smoke", "params.n=abc", f"paths.output_dir={out}", cwd=tmp_path)
     assert bad.returncode == 2
@@ -339,3 +339,108 @@ def test_a_bad_flag_is_one_line_not_hydras_usage(args: list[str], start: str,
     assert err.startswith(start) and err.count("\n") == 1, err
     assert cli.check_flags(["experiment=smoke", "--cfg", "job"]) is None
     assert cli.check_flags(["-m", "experiment=smoke", "params.n=1,2"]) is None
+
+
+@pytest.mark.parametrize("name", ["contradiction", "frustration"])
+def test_a_group_choice_that_would_not_act_is_refused_naming_the_key_that_does(name: str) -> None:
+    """Honouring resolver.candidate_k does not make `resolver=<option>` act: the replayed
+    resolvers are params.resolvers (review8 A3: it ran, and its record had no such setting)."""
+    from widemem_bench.run import check_keys
+
+    msg = check_keys([f"experiment={name}", "resolver=structure"])
+    assert msg == (f"resolver=structure: experiment {name} does not honour the resolver choice (of resolver "
+                   "it reads only resolver.candidate_k, resolver.similarity_floor, not resolver.name); the "
+                   "resolver options it runs are params.resolvers: set params.resolvers=[structure]")
+    swept = check_keys(["-m", f"experiment={name}", "resolver=append,rule"])  # append is the default: rule is not
+    assert swept is not None and swept.startswith("resolver=rule: ")
+    assert "set params.resolvers=[structure]" in (check_keys([f"experiment={name}", "resolver.name=structure"]) or "")
+    for ok in (["resolver=append"], ["resolver.candidate_k=3"], ["params.resolvers=[structure]"], ["engine=default"]):
+        assert check_keys([f"experiment={name}", *ok]) is None, ok
+
+
+def test_a_choice_read_by_its_name_acts() -> None:
+    from widemem_bench.run import check_keys
+
+    for name in ("smoke", "perf", "resolver_transfer"):  # they honour embedder.name: the registry reads the rest
+        assert check_keys([f"experiment={name}", "embedder=tfidf"]) is None, name
+    msg = check_keys(["experiment=resolver_transfer", "resolver=structure"])
+    assert msg is not None and msg.endswith("; the resolver options it runs are params.resolvers: "
+                                            "set params.resolvers=[structure]")
+
+
+def test_every_accepted_group_choice_changes_only_honoured_keys() -> None:
+    """Over every experiment and every group it honours only in part, an accepted option
+    changes no key the experiment does not honour (or the group is read by its name)."""
+    from widemem_bench.experiments import available_experiments
+    from widemem_bench.experiments.registry import honours_of
+    from widemem_bench.harness.keys import default_of, honoured, leaf_keys
+    from widemem_bench.run import FILE_GROUPS, _compose_plain, check_keys
+
+    seen = 0
+    for name in available_experiments():
+        honours = honours_of(name)
+        base = _compose_plain([f"experiment={name}"], ROOT / "configs")
+        for group in FILE_GROUPS:
+            if group in honours or f"{group}.name" in honours or not any(h.startswith(f"{group}.") for h in honours):
+                continue
+            for option in sorted(p.stem for p in (ROOT / "configs" / group).glob("*.yaml")):
+                if check_keys([f"experiment={name}", f"{group}={option}"]) is not None:
+                    continue
+                seen += 1
+                chosen = _compose_plain([f"experiment={name}", f"{group}={option}"], ROOT / "configs")
+                changed = [k for k in leaf_keys(chosen.get(group) or {}, f"{group}.")
+                           if default_of(k, chosen) != default_of(k, base)]
+                assert all(honoured(k, honours) for k in changed), (name, group, option, changed)
+    assert seen  # at least the default options were accepted
+
+
+def test_a_refused_group_choice_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    bad = _cli("contradiction", "resolver=structure", f"paths.output_dir={out}", cwd=tmp_path)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert bad.stderr.startswith("error: resolver=structure: experiment contradiction does not honour")
+    assert not out.exists()
+
+
+# Each: one line on stderr, a nonzero exit, nothing under the output folder (review8 A5, B).
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+ONE_LINERS = [
+    (["sweep_weights", "params.step=0", "embedder=hash-test"], "error: params.step: must be in (0, 1], got 0"),
+    (["smoke", "hydra.nosuch=1"], "error: hydra.nosuch: no such key in Hydra's config"),
+    (["smoke", "hydra.job.env_set.X=1"], "error: hydra.job.env_set.X: no such key in Hydra's config"),
+    (["smoke", "paths.output_dir=/proc/nope"], "error: paths.output_dir: /proc/nope cannot be made: "),
+    (["smoke", f"paths.output_dir={ROOT / 'README.md'}/x"], "error: paths.output_dir: "),
+    pytest.param(["-m", "smoke", "params.n=1,2", "hydra/launcher=ray"],
+                 'error: hydra/launcher=ray: its plugin is not installed (No module named '
+                 "'hydra_plugins.hydra_ray_launcher'); pip install -e \".[ray]\" in a separate venv",
+                 marks=pytest.mark.skipif(_installed("hydra_plugins.hydra_ray_launcher"), reason="ray installed")),
+    pytest.param(["-m", "smoke", "params.n=1,2", "hydra/launcher=submitit_slurm"],
+                 "error: hydra/launcher=submitit_slurm: its plugin is not installed", marks=pytest.mark.skipif(
+                     _installed("hydra_plugins.hydra_submitit_launcher"), reason="submitit installed")),
+    (["regression", "-m"], "error: regression: a tool, not an experiment: it runs once, without -m"),
+    (["smoke", "params.n=-1"], "error: params.n: must be >= 1, got -1"),
+]
+
+
+@pytest.mark.parametrize(("args", "start"), ONE_LINERS)
+def test_a_bad_setting_is_one_line_and_writes_nothing(args: list[str], start: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _cli(*args, f"paths.output_dir={out}", cwd=tmp_path)
+    assert proc.returncode != 0
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith(start), proc.stderr
+    assert not out.exists(), sorted(out.rglob("*"))
+
+
+def test_help_into_a_closed_pipe_exits_quietly() -> None:
+    """`widemem-bench contradiction --help | head -5` printed a BrokenPipeError traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "widemem_bench.cli", "contradiction", "--help"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the interpreter is up: its first write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and err == ""

@@ -43,3 +43,19 @@ def test_best_mix_ignores_the_holdout(tmp_path: Path) -> None:
     assert set(best["split"]) == {"all", "holdout"}
     assert {"hit@1", "mrr"} <= set(best.loc[best["split"] == "holdout", "metric"])
     assert len(grid) == 66
+
+
+def test_a_step_outside_0_1_is_refused_naming_the_key() -> None:
+    """params.step=0 was 1/0: a ZeroDivisionError's traceback and a run folder (review8 A5)."""
+    import math
+
+    import pytest
+
+    from widemem_bench.experiments.sweep_weights import simplex_grid
+
+    for bad in (0.0, -0.1, 1.5, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^params\.step: must be in \(0, 1\]"):
+            simplex_grid(bad)
+    with pytest.raises(ValueError, match="is not an integer"):
+        simplex_grid(0.3)
+    assert len(simplex_grid(0.5)) == 6

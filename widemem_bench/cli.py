@@ -344,7 +344,8 @@ def run_experiment(argv: Sequence[str]) -> int:
         print(f"error: {msg}", file=sys.stderr)
         return 2
     args = run.expand_adapter_choice(run.expand_weight_triples(list(argv)))
-    msg = run.check_group_choices(args) or run.check_keys(args) or hydra_resolvers.check_overrides(args)
+    msg = (run.check_group_choices(args) or run.check_launcher(args) or run.check_keys(args)
+           or run.check_hydra_keys(args) or run.check_output_dir(args) or hydra_resolvers.check_overrides(args))
     if msg is None and any(a in MULTIRUN for a in args):
         msg = run.check_sweep_values(args)
     if msg is not None:
@@ -364,6 +365,10 @@ def _dispatch(args: list[str]) -> int:
     head = rest[0] if rest else ""
     if head in TOOLS and not flags:
         return run_tool(head, rest[1:])
+    if head in TOOLS and head not in _experiments():
+        print(f"error: {head}: a tool, not an experiment: it runs once, without {flags[0]} "
+              f"({PROG} {head} [key=value ...]; {PROG} {head} --help lists its keys)", file=sys.stderr)
+        return 2
     if head == "run":
         rest = rest[1:]
         head = rest[0] if rest else "--help"
@@ -391,7 +396,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     os.environ[COMMAND_ENV] = shlex.join([PROG, *args])
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe (`--help | head`) shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # the reader stopped reading: not an error of ours; exit quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ValueError as exc:  # bad arguments or input, said by a tool: one line, as everywhere else
         head = next((a for a in args if a not in MULTIRUN), "")
         print(f"error: {head}: {exc}", file=sys.stderr)

@@ -173,7 +173,7 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
     """One line for the first key that is misspelt, not honoured by the chosen experiment,
     not read by the embedder's runtime, or whose value would name a folder outside the
     output folder (see `harness.keys`). Checked for every experiment of a sweep."""
-    from widemem_bench.experiments.registry import honours_of
+    from widemem_bench.experiments.registry import choices_of, honours_of
     from widemem_bench.harness.keys import check_key, check_type, check_value, default_of
 
     pairs = _overrides(argv)
@@ -188,16 +188,132 @@ def check_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
             cfg = _compose_plain([f"experiment={name}", *groups], config_dir)
         except Exception:  # unknown experiment or group option: reported by the other checks
             return None
+        base: dict[str, Any] | None = None
         for key, texts in pairs:
             if key == "experiment" or key.startswith("hydra"):
                 continue
-            group_honoured = key in FILE_GROUPS and any(h == key or h.startswith(f"{key}.") for h in honours)
-            msg = None if group_honoured else check_key(key, name, honours, cfg, FILE_GROUPS)
+            if key in FILE_GROUPS and any(h.startswith(f"{key}.") for h in honours):
+                # some of the group honoured: the choice acts only if the keys its option changes are
+                base = base or _compose_plain([f"experiment={name}"], config_dir)
+                msg = _check_choices(key, texts or [], name, honours, base, config_dir)
+            else:
+                msg = check_key(key, name, honours, cfg, FILE_GROUPS)
             default = None if key in FILE_GROUPS else default_of(key, cfg)
             for part in texts or []:
                 msg = msg or check_value(key, part) or check_type(key, part, default)
+            group = key.split(".")[0]
+            instead = choices_of(name).get(group)
+            if msg is not None and instead and key in (group, f"{group}.name"):  # name the key that acts
+                msg += f"; the {group} options it runs are {instead}: set {instead}=[{','.join(texts or [])}]"
             if msg is not None:
                 return msg
+    return None
+
+
+def _check_choices(group: str, options: list[str], name: str, honours: tuple[str, ...],
+                   base: dict[str, Any], config_dir: Path) -> str | None:
+    from widemem_bench.harness.keys import check_choice
+
+    for option in options:
+        if not (config_dir / group / f"{option}.yaml").exists():
+            continue  # null, or an outside adapter's name (expand_adapter_choice)
+        chosen = _compose_plain([f"experiment={name}", f"{group}={option}"], config_dir)
+        msg = check_choice(group, option, name, honours, base, chosen)
+        if msg is not None:
+            return msg
+    return None
+
+
+# The pyproject extra that installs each launcher plugin of configs/hydra/launcher/, and
+# what to know before installing it.
+LAUNCHER_EXTRAS = {"ray": ("ray", " in a separate venv: hydra-ray-launcher 1.2.2 downgrades locked packages"
+                                  " (cloudpickle, joblib, python-dateutil)"),
+                   "submitit_slurm": ("slurm", "")}
+
+
+def check_launcher(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line for a `hydra/launcher=<option>` whose plugin does not import (Hydra's
+    "Unknown plugin class" traceback), naming the extra that installs it."""
+    import importlib
+
+    for ov in parse_overrides(argv):
+        if ov.key_or_group != "hydra/launcher":
+            continue
+        for option in value_texts(ov) or []:
+            path = config_dir / "hydra" / "launcher" / f"{option}.yaml"
+            if not path.exists():  # Hydra's own (basic), or unknown: Hydra says which
+                continue
+            target = str(OmegaConf.to_container(OmegaConf.load(path)).get("_target_") or "")  # type: ignore[union-attr]
+            try:
+                importlib.import_module(target.rpartition(".")[0])
+            except ImportError as exc:
+                extra, note = LAUNCHER_EXTRAS.get(option, ("", ""))
+                how = f'pip install -e ".[{extra}]"{note}' if extra else "install its Hydra plugin"
+                return f"hydra/launcher={option}: its plugin is not installed ({exc}); {how}"
+    return None
+
+
+def check_hydra_keys(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line for a `hydra.<key>=...` that Hydra's config does not have (Hydra's own
+    message is seven lines); `+hydra.<key>=...` adds one (hydra.job.env_set.X, say)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from widemem_bench.harness.keys import closest_key
+
+    pairs = parse_overrides(argv)
+    keys = [ov.key_or_group for ov in pairs if ov.key_or_group.startswith("hydra.") and not ov.is_add()]
+    if not keys:
+        return None
+    choices = [f"{ov.key_or_group}={(value_texts(ov) or [''])[0]}" for ov in pairs
+               if ov.key_or_group == "hydra/launcher" or ov.key_or_group == "experiment"]
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            cfg = compose("config", overrides=choices, return_hydra_config=True)
+        plain = OmegaConf.to_container(cfg.hydra, resolve=False)
+    except Exception:  # left to Hydra, which reports it in its own way
+        return None
+    finally:
+        GlobalHydra.instance().clear()
+    assert isinstance(plain, dict)
+    tree = {"hydra": plain}
+    for key in keys:
+        node: Any = tree
+        for part in key.split("."):
+            node = node.get(part, KeyError) if isinstance(node, dict) else KeyError
+        if node is not KeyError:  # present, null by default
+            continue
+        near = closest_key(key, tree)
+        hint = f" (did you mean {near}?)" if near else ""
+        return f"{key}: no such key in Hydra's config{hint}; +{key}=... adds one"
+    return None
+
+
+def check_output_dir(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """One line when `paths.output_dir` cannot hold a folder (Hydra's 42-line traceback):
+    its nearest existing parent must be a folder a new folder can be made in (probed with
+    an empty folder, removed at once: nothing is left)."""
+    import tempfile
+
+    for ov in parse_overrides(argv):
+        if ov.key_or_group.lstrip("+") not in ("paths.output_dir", "paths.root_dir"):
+            continue
+        for text in value_texts(ov) or []:
+            if "${" in text:
+                continue
+            where = Path(text).expanduser()
+            if ov.key_or_group.endswith("root_dir"):
+                where = where / "outputs"
+            parent = where if where.is_absolute() else Path.cwd() / where
+            while not parent.exists() and parent != parent.parent:
+                parent = parent.parent
+            if not parent.is_dir():
+                return f"{ov.key_or_group}: {text} cannot be made: {parent} is not a folder"
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".widemem-bench-probe-", dir=parent))
+            except OSError as exc:
+                return f"{ov.key_or_group}: {text} cannot be made: {exc.strerror or exc} in {parent}"
     return None
 
 

@@ -285,7 +285,8 @@ def _update_rates(updates: pd.DataFrame, ev: pd.DataFrame, users: list[str], n_f
 
 
 # Resolvers, floors and age sources are swept by params; everything else is the engine node.
-@experiment("contradiction", honours=("embedder", "dataset", *REPLAY, "params"))
+@experiment("contradiction", honours=("embedder", "dataset", *REPLAY, "params"),
+            choices={"resolver": "params.resolvers"})
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     k = int(p.get("k", 5))

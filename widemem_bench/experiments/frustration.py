@@ -255,7 +255,8 @@ def _spoken(cfg: dict[str, Any], ctx: RunContext, ev: pd.DataFrame, qs: pd.DataF
     return pd.concat(spoken, ignore_index=True)
 
 
-@experiment("frustration", honours=(*DATA, *BATCH, "resolver.candidate_k", "resolver.similarity_floor", "params"))
+@experiment("frustration", honours=(*DATA, *BATCH, "resolver.candidate_k", "resolver.similarity_floor", "params"),
+            choices={"resolver": "params.resolvers"})
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     text_col = str(cfg.get("memory_text") or "fact_stripped")  # what a memory holds, in every part

@@ -223,7 +223,7 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
-@experiment("perf", honours=("embedder.name", "params"))
+@experiment("perf", honours=("embedder.name", "params"), choices={"resolver": "params.engine_resolvers"})
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     """The perf benchmark as a registered experiment (stages in subprocesses as usual)."""
     res = run_perf(cfg, ctx.output_dir)  # perf.json; the section renders from the metrics

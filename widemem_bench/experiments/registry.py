@@ -12,7 +12,10 @@ How to add an experiment (contract for every module in this package):
    `honours` lists, as dotted prefixes of the composed config, the keys the experiment
    reads and acts on (bundles in `widemem_bench.harness.keys`: DATA, BATCH, REPLAY).
    Setting any other key is refused with one line before a run starts, and
-   tests/test_key_coverage.py holds every honoured key to being read.
+   tests/test_key_coverage.py holds every honoured key to being read. A config group's
+   choice (`resolver=rule`) acts only when every key the option changes is honoured;
+   where a param takes the group's options instead, `choices={"resolver": "params.resolvers"}`
+   names it in the refusal.
 
    `cfg` is the resolved Hydra config as a plain dict (keys: `embedder`, `dataset`,
    `decay`, `weights`, `thresholds`, `resolver`, `paths`, `seed`, `mode`, `params`, ...).
@@ -33,7 +36,7 @@ the rest of this package is machinery.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +46,14 @@ ExperimentFn = Callable[[dict[str, Any], RunContext], ExperimentResult]
 
 _EXPERIMENTS: dict[str, ExperimentFn] = {}
 _HONOURS: dict[str, tuple[str, ...]] = {}
+_CHOICES: dict[str, dict[str, str]] = {}
 EXPERIMENT_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "experiment"
 
 
-def experiment(name: str, honours: Sequence[str] = ("params",)) -> Callable[[ExperimentFn], ExperimentFn]:
-    """Register `fn` under `name` with the config keys it honours (dotted prefixes).
+def experiment(name: str, honours: Sequence[str] = ("params",),
+               choices: Mapping[str, str] | None = None) -> Callable[[ExperimentFn], ExperimentFn]:
+    """Register `fn` under `name` with the config keys it honours (dotted prefixes) and,
+    in `choices`, the list param that takes a config group's options (group -> key).
 
     Registering one name twice with two functions is an error.
     """
@@ -58,6 +64,7 @@ def experiment(name: str, honours: Sequence[str] = ("params",)) -> Callable[[Exp
             raise ValueError(f"experiment: name {name!r} is already registered by {old.__module__}")
         _EXPERIMENTS[name] = fn
         _HONOURS[name] = tuple(honours)
+        _CHOICES[name] = dict(choices or {})
         return fn
 
     return deco
@@ -67,6 +74,12 @@ def honours_of(name: str) -> tuple[str, ...]:
     """The keys experiment `name` honours (imports its module on first use)."""
     get_experiment(name)
     return _HONOURS[name]
+
+
+def choices_of(name: str) -> dict[str, str]:
+    """Group -> the list param of experiment `name` that takes that group's options."""
+    get_experiment(name)
+    return _CHOICES[name]
 
 
 def _module_name(name: str) -> str:

@@ -294,7 +294,7 @@ def _ceiling_set(set_name: str, ev: pd.DataFrame, emb: Any, split_users: dict[st
     return out
 
 
-@experiment("resolver_transfer", honours=("embedder.name", "params"))
+@experiment("resolver_transfer", honours=("embedder.name", "params"), choices={"resolver": "params.resolvers"})
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
     n_boot, resolvers, candidate_k = _main_params(p)

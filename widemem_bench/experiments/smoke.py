@@ -24,7 +24,10 @@ def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
         with open(Path(p["counter_file"]), "a") as f:
             f.write(f"{ctx.output_dir.name}\n")
     time.sleep(float(p.get("sleep", 0.0)))
-    x = ctx.rng.random(int(p.get("n", 8)))
+    n = int(p.get("n", 8))
+    if n < 1:  # numpy's own words ("negative dimensions are not allowed") name no key
+        raise ValueError(f"params.n: must be >= 1, got {n}")
+    x = ctx.rng.random(n)
     per_query = pd.DataFrame({"i": range(len(x)), "x": x})
     emb = (cfg.get("embedder") or {}).get("name")
     metrics = [

@@ -16,6 +16,7 @@ Metric rows: one per grid point x metric (split "all"), with `w_sim`, `w_imp`, `
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,10 @@ PICK = "hit@1_train_validation"
 
 def simplex_grid(step: float) -> np.ndarray:
     """Every (s, i, r) on the simplex with spacing `step` (1/step must be an integer)."""
+    if not (math.isfinite(step) and 0.0 < step <= 1.0):  # 1/0 would be a ZeroDivisionError's traceback
+        raise ValueError(f"params.step: must be in (0, 1], got {step:g}")
     n = round(1.0 / step)
-    if n < 1 or abs(n * step - 1.0) > 1e-9:
+    if abs(n * step - 1.0) > 1e-9:
         raise ValueError(f"params.step: 1/{step} is not an integer")
     pts = [(a / n, b / n, (n - a - b) / n) for a in range(n + 1) for b in range(n + 1 - a)]
     return np.round(np.asarray(pts, dtype=np.float64), 10)
@@ -64,12 +67,12 @@ def point_metrics(pq: pd.DataFrame) -> dict[str, float]:
                                      "engine.two_pass_boost", "params"))
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
+    grid = simplex_grid(float(p.get("step", 0.05)))  # a bad step is refused before any model loads
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
     ec = common.batch_engine(cfg)
     th = common.thresholds_in_force(ec, emb)
     decay, rate = ec.decay_function, ec.decay_rate
-    grid = simplex_grid(float(p.get("step", 0.05)))
     n_boot = int(p.get("n_boot", 200))
     questions = ctx.timelines().questions
     rows: list[dict[str, Any]] = []

@@ -7,6 +7,8 @@ starts, `check_overrides` refuses, each with one line:
 
 - a misspelt key (naming the closest valid key);
 - a key the chosen experiment does not honour (naming the key and the experiment);
+- a config group's option (`resolver=rule`) that changes a key the experiment does not
+  honour: the group's choice would not act (naming the param that takes the options, if any);
 - an embedder field that its runtime does not read;
 - a value with a path separator in a key that names the run's folder;
 - a value of the wrong type for a key whose default is a number or a boolean.
@@ -118,6 +120,27 @@ def check_key(key: str, experiment: str, honours: Sequence[str], cfg: Mapping[st
         except ValueError as exc:
             return str(exc)
     return None
+
+
+def check_choice(group: str, option: str, experiment: str, honours: Sequence[str],
+                 base: Mapping[str, Any], chosen: Mapping[str, Any]) -> str | None:
+    """One line when choosing `group=option` would not act in `experiment`.
+
+    `base` and `chosen` are the experiment's composed config without and with the choice.
+    The choice acts when the experiment honours the whole group or its `name` (an option
+    is read by its name: the embedder registry), or when every key the option changes is
+    honoured. Honouring a few sub-keys (resolver.candidate_k) does not make the choice act."""
+    if covered(group, (*honours, *HARNESS)) or honoured(f"{group}.name", honours):
+        return None
+    keys = dict.fromkeys([*leaf_keys(base.get(group) or {}, f"{group}."),
+                          *leaf_keys(chosen.get(group) or {}, f"{group}.")])
+    bad = [k for k in keys if default_of(k, base) != default_of(k, chosen) and not honoured(k, honours)]
+    if not bad:
+        return None
+    reads = [h for h in honours if covered(h, (group,))]
+    what = (f"of {group} it reads only {', '.join(reads)}, not {bad[0]}" if reads
+            else f"it honours: {', '.join(honours) or 'nothing beyond the harness'}")
+    return f"{group}={option}: experiment {experiment} does not honour the {group} choice ({what})"
 
 
 def default_of(key: str, cfg: Mapping[str, Any]) -> Any:
