@@ -226,8 +226,8 @@ def _check_choices(group: str, options: list[str], name: str, honours: tuple[str
 
 # The pyproject extra that installs each launcher plugin of configs/hydra/launcher/, and
 # what to know before installing it.
-LAUNCHER_EXTRAS = {"ray": ("ray", " in a separate venv: hydra-ray-launcher 1.2.2 downgrades locked packages"
-                                  " (cloudpickle, joblib, python-dateutil)"),
+LAUNCHER_EXTRAS = {"ray": ("ray", " in a separate venv (make venv-ray builds .venv-ray): hydra-ray-launcher 1.2.2"
+                                  " downgrades locked packages (cloudpickle, joblib, python-dateutil)"),
                    "submitit_slurm": ("slurm", "")}
 
 
