@@ -424,6 +424,13 @@ ONE_LINERS = [
                      _installed("hydra_plugins.hydra_submitit_launcher"), reason="submitit installed")),
     (["regression", "-m"], "error: regression: a tool, not an experiment: it runs once, without -m"),
     (["smoke", "params.n=-1"], "error: params.n: must be >= 1, got -1"),
+    # -m: every job is validated before Hydra launches one (no multirun.yaml, no half-run sibling)
+    (["-m", "sweep_weights", "params.step=0", "embedder=hash-test"], "error: params.step: must be in (0, 1], got 0"),
+    (["-m", "smoke", "params.n=-1,1"], "error: params.n: must be >= 1, got -1 (job: "),
+    (["-m", "smoke", "params.n=1,-1", "embedder=hash-test,tfidf"], "error: params.n: must be >= 1, got -1 (job: "),
+    (["-m", "locomo", "params.locomo_path=/nope.json"], "error: locomo_path: no file at /nope.json"),
+    # past SWEEP_CHECK_CAP jobs each distinct value is still checked
+    (["-m", "smoke", "params.n=range(300,-1,-1)", "params.sleep=0,0.0"], "error: params.n: must be >= 1, got 0"),
 ]
 
 
@@ -434,6 +441,25 @@ def test_a_bad_setting_is_one_line_and_writes_nothing(args: list[str], start: st
     assert proc.returncode != 0
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith(start), proc.stderr
     assert not out.exists(), sorted(out.rglob("*"))
+
+
+def test_a_good_sweep_still_runs_every_job(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _cli("-m", "smoke", "params.n=1,2", "embedder=hash-test,tfidf", f"paths.output_dir={out}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(list((out / "smoke" / "multiruns").glob("*/record.json"))) == 4
+
+
+def test_sweep_jobs_expand_as_hydra_does() -> None:
+    from widemem_bench.run import SWEEP_CHECK_CAP, sweep_jobs
+
+    assert sweep_jobs(["-m", "experiment=smoke", "params.n=range(1,3)", "embedder=a,b"]) == [
+        ["experiment=smoke", "params.n=1", "embedder=a"], ["experiment=smoke", "params.n=1", "embedder=b"],
+        ["experiment=smoke", "params.n=2", "embedder=a"], ["experiment=smoke", "params.n=2", "embedder=b"]]
+    big = sweep_jobs(["experiment=smoke", f"params.n=range(0,{SWEEP_CHECK_CAP})", "params.sleep=0,1"])
+    assert len(big) == SWEEP_CHECK_CAP  # the longest axis, not the product
+    assert {j[1] for j in big} == {f"params.n={i}" for i in range(SWEEP_CHECK_CAP)}
+    assert {j[2] for j in big} == {"params.sleep=0", "params.sleep=1"}
 
 
 def test_help_into_a_closed_pipe_exits_quietly() -> None:

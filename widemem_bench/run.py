@@ -12,6 +12,7 @@ spelling of the same front door.
 
 from __future__ import annotations
 
+import copy
 import os
 
 # One thread per process: two joblib jobs on a 2-core machine must not oversubscribe,
@@ -317,39 +318,87 @@ def check_output_dir(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | No
     return None
 
 
-def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
-    """For -m: compose and validate every job of the sweep before any job starts.
+# More jobs than this are not composed one by one: each distinct value of each swept key is
+# checked once instead (every key's values side by side, the shorter lists cycling), so
+# a 10^4-job grid costs as many compositions as its longest axis, not 10^4.
+SWEEP_CHECK_CAP = 256
 
-    Returns the first job's one-line error (prefixed with that job's overrides), else None.
-    Composition problems are left to Hydra, which reports them in its own way.
+
+def sweep_jobs(argv: list[str]) -> list[list[str]]:
+    """The jobs of a -m sweep as Hydra's basic sweeper expands them (one override list per job;
+    `a,b`, `range(...)`, `choice(...)`, `glob(...)` through Hydra's own parser). Past
+    SWEEP_CHECK_CAP jobs: enough jobs to cover every distinct value per key (see above)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides([a for a in argv if not a.startswith("-")])
+    axes: list[list[str]] = []
+    for ov in parsed:
+        if ov.is_sweep_override():
+            key = ov.get_key_element()
+            axes.append([f"{key}={v}" for v in ov.sweep_string_iterator()])
+        else:
+            axes.append([str(ov.input_line)])
+    total = 1
+    for axis in axes:
+        total *= max(len(axis), 1)
+    if total <= SWEEP_CHECK_CAP:
+        return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+    longest = max(len(axis) for axis in axes)
+    return [[axis[i % len(axis)] for axis in axes if axis] for i in range(longest)]
+
+
+def check_sweep_values(argv: list[str], config_dir: Path = CONFIG_DIR) -> str | None:
+    """For -m: compose and validate every job of the sweep before Hydra launches any.
+
+    The same checks as a single run (`harness.validate.validate_config`, then the
+    experiment's own `check` from the registry), none of which loads a model or reads a
+    data set, and no folder is made. Returns the first bad job's one-line error (with that
+    job's overrides), else None. Composition problems are left to Hydra, which reports
+    them in its own way.
     """
     from hydra import compose, initialize_config_dir
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from widemem_bench.harness.validate import ConfigError, validate_config
+    from widemem_bench.experiments.registry import check_config
+    from widemem_bench.harness.validate import validate_config
 
-    args = [a for a in argv if not a.startswith("-")]
     try:
-        parsed = OverridesParser.create().parse_overrides(args)
-        jobs = [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+        jobs = sweep_jobs(argv)
     except Exception:
         return None
+    parser = OverridesParser.create()
+    bases: dict[tuple[str, ...], DictConfig] = {}
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
-        for job in jobs:
-            core = [o for o in job if not o.lstrip("+~").startswith("hydra")]
-            try:
-                cfg = OmegaConf.to_container(compose("config", overrides=core), resolve=True)
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            for job in jobs:
+                core = [o for o in job if not o.lstrip("+~").startswith("hydra")]
+                try:
+                    # A composition costs ~0.2 s: jobs that differ only in values (params.n=1,2)
+                    # share one per choice of config groups, their values applied as Hydra
+                    # applies them after composing (its own _apply_overrides_to_config).
+                    parsed = parser.parse_overrides(core)
+                    groups = tuple(str(o.input_line) for o in parsed
+                                   if (config_dir / o.key_or_group.split("@")[0]).is_dir())
+                    if groups not in bases:
+                        bases[groups] = compose("config", overrides=list(groups))
+                    node = copy.deepcopy(bases[groups])
+                    ConfigLoaderImpl._apply_overrides_to_config(
+                        [o for o in parsed if str(o.input_line) not in groups], node)
+                    cfg = OmegaConf.to_container(node, resolve=True)
+                except Exception:
+                    break
                 assert isinstance(cfg, dict)
-                validate_config(cfg)  # type: ignore[arg-type]
-            except ConfigError as exc:
-                GlobalHydra.instance().clear()
-                return f"{exc} (job: {' '.join(core)})"
-            except Exception:
-                break
-    GlobalHydra.instance().clear()
+                try:
+                    validate_config(cfg)  # type: ignore[arg-type]
+                    check_config(str(cfg.get("task_name")), cfg)  # type: ignore[arg-type]
+                except ValueError as exc:  # a ConfigError, or a param the experiment refuses
+                    return f"{exc} (job: {' '.join(core)})"
+    finally:
+        GlobalHydra.instance().clear()
     return None
 
 

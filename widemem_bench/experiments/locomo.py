@@ -69,7 +69,7 @@ from widemem_bench.evaluation.locomo_tables import (
 )
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
-from widemem_bench.external.locomo import MEMORY_FORMS, LoCoMo
+from widemem_bench.external.locomo import MEMORY_FORMS, LoCoMo, locomo_file
 
 __all__ = ["BAND_LABELS", "METHODS", "METHOD_NOTES", "run_locomo", "sensitivity_table"]
 
@@ -343,7 +343,12 @@ def _metric_rows(tables: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
     return rows
 
 
-@experiment("locomo", honours=("embedder", "params"))
+def check(cfg: dict[str, Any]) -> None:
+    """The params and that locomo10.json is there, before any model loads (or sweep job launches)."""
+    locomo_file(_locomo_path(cfg, resolve_params(cfg)))
+
+
+@experiment("locomo", honours=("embedder", "params"), check=check)
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = resolve_params(cfg)
     embedders = None

@@ -15,7 +15,10 @@ How to add an experiment (contract for every module in this package):
    tests/test_key_coverage.py holds every honoured key to being read. A config group's
    choice (`resolver=rule`) acts only when every key the option changes is honoured;
    where a param takes the group's options instead, `choices={"resolver": "params.resolvers"}`
-   names it in the refusal.
+   names it in the refusal. `check=fn` names the experiment's own checks of its params
+   (`fn(cfg)` raises a one-line ValueError): the runner calls it before the run, and
+   `widemem-bench -m` on every job of a sweep before Hydra launches one, so it must be
+   cheap (no model, no data read; a file's existence is fine). The run may call it again.
 
    `cfg` is the resolved Hydra config as a plain dict (keys: `embedder`, `dataset`,
    `decay`, `weights`, `thresholds`, `resolver`, `paths`, `seed`, `mode`, `params`, ...).
@@ -47,13 +50,16 @@ ExperimentFn = Callable[[dict[str, Any], RunContext], ExperimentResult]
 _EXPERIMENTS: dict[str, ExperimentFn] = {}
 _HONOURS: dict[str, tuple[str, ...]] = {}
 _CHOICES: dict[str, dict[str, str]] = {}
+_CHECKS: dict[str, Callable[[dict[str, Any]], Any]] = {}
 EXPERIMENT_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "experiment"
 
 
 def experiment(name: str, honours: Sequence[str] = ("params",),
-               choices: Mapping[str, str] | None = None) -> Callable[[ExperimentFn], ExperimentFn]:
-    """Register `fn` under `name` with the config keys it honours (dotted prefixes) and,
-    in `choices`, the list param that takes a config group's options (group -> key).
+               choices: Mapping[str, str] | None = None,
+               check: Callable[[dict[str, Any]], Any] | None = None) -> Callable[[ExperimentFn], ExperimentFn]:
+    """Register `fn` under `name` with the config keys it honours (dotted prefixes),
+    in `choices` the list param that takes a config group's options (group -> key), and
+    in `check` its cheap checks of the config (see `check_config`).
 
     Registering one name twice with two functions is an error.
     """
@@ -65,6 +71,8 @@ def experiment(name: str, honours: Sequence[str] = ("params",),
         _EXPERIMENTS[name] = fn
         _HONOURS[name] = tuple(honours)
         _CHOICES[name] = dict(choices or {})
+        if check is not None:
+            _CHECKS[name] = check
         return fn
 
     return deco
@@ -80,6 +88,15 @@ def choices_of(name: str) -> dict[str, str]:
     """Group -> the list param of experiment `name` that takes that group's options."""
     get_experiment(name)
     return _CHOICES[name]
+
+
+def check_config(name: str, cfg: dict[str, Any]) -> None:
+    """Experiment `name`'s own checks of the resolved config (one-line ValueError), without
+    running it: a single run and every job of a sweep go through the same ones."""
+    get_experiment(name)
+    fn = _CHECKS.get(name)
+    if fn is not None:
+        fn(cfg)
 
 
 def _module_name(name: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from widemem_bench import feedback, sealed
 from widemem_bench.experiments.context import RunContext
 from widemem_bench.experiments.records import read_record, write_run
-from widemem_bench.experiments.registry import get_experiment
+from widemem_bench.experiments.registry import check_config, get_experiment
 from widemem_bench.experiments.resume import should_skip
 from widemem_bench.harness.keys import name_bad_value
 from widemem_bench.harness.validate import validate_config
@@ -59,7 +59,8 @@ def execute(cfg: dict[str, Any], output_dir: Path) -> dict[str, Any] | None:
     try:
         validate_config(cfg)
         fn = get_experiment(str(cfg["task_name"]))
-    except ValueError as exc:  # a ConfigError, or an unknown experiment from the registry
+        check_config(str(cfg["task_name"]), cfg)  # the experiment's own checks, before any model loads
+    except ValueError as exc:  # a ConfigError, an unknown experiment, a param the experiment refuses
         discard_refused(output_dir, cfg)
         fail(str(exc))
         return None

@@ -17,16 +17,22 @@ from widemem_bench.experiments.context import ExperimentResult, RunContext, metr
 from widemem_bench.experiments.registry import experiment
 
 
-@experiment("smoke", honours=("embedder.name", "params"))
+def check(cfg: dict[str, Any]) -> int:
+    """params.n, the number of draws; checked before a run (and before a sweep launches)."""
+    n = int((cfg.get("params") or {}).get("n", 8))
+    if n < 1:  # numpy's own words ("negative dimensions are not allowed") name no key
+        raise ValueError(f"params.n: must be >= 1, got {n}")
+    return n
+
+
+@experiment("smoke", honours=("embedder.name", "params"), check=check)
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
+    n = check(cfg)
     if p.get("counter_file"):
         with open(Path(p["counter_file"]), "a") as f:
             f.write(f"{ctx.output_dir.name}\n")
     time.sleep(float(p.get("sleep", 0.0)))
-    n = int(p.get("n", 8))
-    if n < 1:  # numpy's own words ("negative dimensions are not allowed") name no key
-        raise ValueError(f"params.n: must be >= 1, got {n}")
     x = ctx.rng.random(n)
     per_query = pd.DataFrame({"i": range(len(x)), "x": x})
     emb = (cfg.get("embedder") or {}).get("name")

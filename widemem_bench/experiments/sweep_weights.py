@@ -62,12 +62,17 @@ def point_metrics(pq: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def check(cfg: dict[str, Any]) -> np.ndarray:
+    """The weight grid of params.step; refuses a bad step before any model loads (or sweep job launches)."""
+    return simplex_grid(float((cfg.get("params") or {}).get("step", 0.05)))
+
+
 # The weights and widemem's adaptation (params.adapt) are the swept axes.
 @experiment("sweep_weights", honours=(*DATA, "decay", "thresholds", "mode", "age_from",
-                                     "engine.two_pass_boost", "params"))
+                                     "engine.two_pass_boost", "params"), check=check)
 def run(cfg: dict[str, Any], ctx: RunContext) -> ExperimentResult:
     p = cfg.get("params") or {}
-    grid = simplex_grid(float(p.get("step", 0.05)))  # a bad step is refused before any model loads
+    grid = check(cfg)
     name = str(cfg["embedder"]["name"])
     emb = common.load_embedder_for(ctx, name)
     ec = common.batch_engine(cfg)

@@ -184,13 +184,20 @@ def _find_rule_extractor(module: Any, **options: Any) -> Any:
     raise ImportError("widemem_bench.engine.extractors: rule extractor is not callable")
 
 
-def load_locomo(path: str | Path | None = None, *, verify: bool = True) -> LoCoMo:
-    """Read and check locomo10.json; one-line ValueError if it is missing or not the pinned file."""
+def locomo_file(path: str | Path | None = None) -> Path:
+    """The resolved path of locomo10.json; one-line ValueError when there is no file there
+    (a check that reads nothing: a sweep runs it on every job before one starts)."""
     resolved = resolve_locomo_path(path)
     if not resolved.is_file():
         raise ValueError(
             f"locomo_path: no file at {resolved}; get {LOCOMO_SOURCE} and point the config at it"
         )
+    return resolved
+
+
+def load_locomo(path: str | Path | None = None, *, verify: bool = True) -> LoCoMo:
+    """Read and check locomo10.json; one-line ValueError if it is missing or not the pinned file."""
+    resolved = locomo_file(path)
     digest = file_sha256(resolved)
     if verify and digest != LOCOMO_SHA256:
         raise ValueError(
