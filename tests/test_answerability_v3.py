@@ -199,6 +199,19 @@ def test_outside_loader_and_youden(tmp_path, emb) -> None:
         outside_searches(emb, tmp_path / "none.jsonl")
 
 
+def test_outside_report_reads_every_answer_set_of_its_folder(tmp_path) -> None:
+    """Set 3 joined sets 1 and 2 (DESIGN_LOG O2): the report reads every answer_set<N>.jsonl,
+    by N (set 10 after set 2); a folder with none is one line before any model loads."""
+    from widemem_bench.experiments.outside import answer_sets
+
+    for n in (10, 2, 1):
+        (tmp_path / f"answer_set{n}.jsonl").write_text("{}\n")
+    (tmp_path / "updates_set1.jsonl").write_text("{}\n")
+    assert answer_sets(tmp_path) == ["answer_set1", "answer_set2", "answer_set10"]
+    with pytest.raises(ValueError, match=r"^dir: no answer_set\*\.jsonl in"):
+        answer_sets(tmp_path / "empty")
+
+
 def test_perf_block_survives_a_rewrite(tmp_path) -> None:
     from widemem_bench.reports.sections.perf_answerability import (
         END,

@@ -2,9 +2,9 @@
 
     widemem-bench outside_report dir=datasets/outside out=reports/outside.md
 
-The sets (``answer_set1.jsonl``, ``answer_set2.jsonl``) are written blind to the
-project's methods and kept outside the repository; they are measuring sets, read once
-per method version and logged in reports/DESIGN_LOG.md. One JSON object per user:
+The sets (every ``answer_set<N>.jsonl`` of ``dir``: sets 1 and 2 written 2026-12-01, set 3
+2026-12-05, each by a helper blind to the project) are measuring sets, read once per method
+version and logged in reports/DESIGN_LOG.md. One JSON object per user:
 ``facts`` (``id``, ``text``, ``day``) and ``questions`` (``id``, ``text``, ``kind``:
 answerable, hard_negative, other_person, unrelated).
 
@@ -23,8 +23,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-SETS = ("answer_set1", "answer_set2")
 KINDS = ("answerable", "hard_negative", "other_person", "unrelated")
+
+
+def answer_sets(folder: Path) -> list[str]:
+    """The answer sets of ``folder`` (``answer_set<N>.jsonl``, by N); a one-line error when none."""
+    found = sorted(folder.glob("answer_set*.jsonl"), key=lambda p: (len(p.stem), p.stem))
+    if not found:
+        raise ValueError(f"dir: no answer_set*.jsonl in {folder}")
+    return [p.stem for p in found]
 
 
 def outside_searches(embedder: Any, path: Path) -> Any:
@@ -81,7 +88,7 @@ def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: i
     cal, v1, v2 = load_methods(embedder.name)
     v3, v4 = load_v3(embedder.name), load_v4(embedder.name)
     rows = []
-    for name in SETS:
+    for name in answer_sets(directory):
         s = outside_searches(embedder, directory / f"{name}.jsonl")
         kinds = s.frame["kind"].to_numpy(dtype=str)
         users = s.frame["group"].to_numpy(dtype=str)
@@ -125,9 +132,7 @@ def tool(cfg: dict[str, Any]) -> int:
     from widemem_bench.provenance import tool_command
 
     folder, out = Path(str(cfg["dir"])), Path(str(cfg["out"]))
-    for name in SETS:
-        if not (folder / f"{name}.jsonl").is_file():
-            raise ValueError(f"dir: {folder / name}.jsonl not found")
+    answer_sets(folder)  # a folder without sets: one line, before any model loads
     table = outside_table(load_embedder(str(cfg["embedder"])), folder, n_boot=int(cfg["n_boot"]),
                           seed=int(cfg["seed"]))
     command = tool_command("outside_report", cfg, every=True)  # n_boot and seed set the intervals
