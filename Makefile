@@ -127,7 +127,7 @@ calibrate: venv data
 resolver-fit: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_fit
 
-# The structure resolver's pair scorer (version 3.1: gradient-boosted trees and three linear heads over
+# The structure resolver's pair scorer (version 3.2: gradient-boosted trees and three one-hidden-layer heads over
 # the packaged MiniLM's vectors, cached, and the parse; fitted on development pairs only, one thread,
 # seeded, about 80 s): rewrites widemem_bench/engine/files/pair_model.json and its sha256 pin in
 # files/pins.json (commit both).

@@ -278,7 +278,7 @@ def test_the_pins_match_the_committed_files() -> None:
     got = {n: pins.sha256((pins.FILES / n).read_bytes()) for n in ("pair_model.json", "structure_frames.json")}
     assert pins.pins() == got
     assert pins.FILES / "pair_model.json" == pair_model.POINTER and pins.FILES / "structure_frames.json" == structure.TABLE_PATH
-    assert pair_model.read_pointer()["version"] == "3.1" and load_table().sha256 == got["structure_frames.json"]
+    assert pair_model.read_pointer()["version"] == pair_model.VERSION == "3.2" and load_table().sha256 == got["structure_frames.json"]
 
 
 def test_an_edited_committed_file_is_refused_in_one_line_naming_its_make_target(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -380,7 +380,7 @@ def test_the_heads_give_out_of_fold_values_for_the_texts_they_fit() -> None:
 def test_the_committed_pair_scorer_was_fitted_on_development_sets_only() -> None:
     ptr = pair_model.read_pointer()
     assert ptr["dev_sets"] == ["timelines/train+validation", "world_c/all", "world_n/train+validation"]
-    assert ptr["version"] == pair_model.VERSION == "3.1" and ptr["choose"]["unit"] == "user"
+    assert ptr["version"] == pair_model.VERSION == "3.2" and ptr["choose"]["unit"] == "user"
     assert ptr["frame_table_sha256"] == load_table().sha256
     s = ptr["settings"]
     for w in ptr["choose"]["worlds"].values():  # the out-of-fold budget holds on every development world
@@ -479,6 +479,18 @@ def test_the_scorer_shares_the_engines_vectors_only_for_its_own_weights() -> Non
         assert eng.resolver.pair._emb is None  # type: ignore[attr-defined]  # hash-test: its own MiniLM, loaded lazily
     finally:
         eng.close()
+
+
+def test_world_n_fresh_4_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 4"] == "measuring" and "world N fresh 4" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh4"] == "world N fresh 4" and sealed.FRESH_SPLIT4 == "fresh4"
+    used = (0, 23, sealed.FRESH_N["seed"], sealed.FRESH_N2["seed"], sealed.FRESH_N3["seed"])
+    assert sealed.FRESH_N4["seed"] not in used
+    assert {k: v for k, v in sealed.FRESH_N4.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
 
 
 def test_world_n_fresh_3_is_a_measuring_split_with_a_seed_never_used() -> None:

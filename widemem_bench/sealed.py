@@ -57,6 +57,7 @@ SETS: dict[str, str] = {
     "world N fresh": "measuring",
     "world N fresh 2": "measuring",
     "world N fresh 3": "measuring",
+    "world N fresh 4": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -269,6 +270,12 @@ FRESH_N3: dict[str, Any] = {**FRESH_N, "seed": 2614}
 FRESH_SPLIT3 = "fresh3"
 
 
+# Structure resolver v3.2's measuring read (issue 26: fresh, fresh 2 and fresh 3 were read by
+# versions 2, 3 and 3.1): world N's generator, a seed never used before.
+FRESH_N4: dict[str, Any] = {**FRESH_N, "seed": 2615}
+FRESH_SPLIT4 = "fresh4"
+
+
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
@@ -295,6 +302,11 @@ def _world_n_fresh3() -> Any:
     return _world_n_fresh(FRESH_N3, FRESH_SPLIT3, "h")
 
 
+def _world_n_fresh4() -> Any:
+    """World N's fourth fresh users (`FRESH_N4`), in memory, never saved; split "fresh4"."""
+    return _world_n_fresh(FRESH_N4, FRESH_SPLIT4, "i")
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -314,3 +326,4 @@ register("widemem fixture", _fixture, "widemem's own fixture, raw (path=)")
 register("world N fresh", _world_n_fresh, "world N's generator, fresh users (sealed.FRESH_N), in memory")
 register("world N fresh 2", _world_n_fresh2, "world N's generator, fresh users (sealed.FRESH_N2), in memory")
 register("world N fresh 3", _world_n_fresh3, "world N's generator, fresh users (sealed.FRESH_N3), in memory")
+register("world N fresh 4", _world_n_fresh4, "world N's generator, fresh users (sealed.FRESH_N4), in memory")

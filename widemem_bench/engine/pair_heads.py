@@ -1,7 +1,12 @@
-"""Per-fact heads of the structure resolver's pair scorer: linear models on one MiniLM vector.
+"""Per-fact heads of the structure resolver's pair scorer: small classifiers on one MiniLM vector.
 
-Three multinomial logistic regressions (scikit-learn, lbfgs) fitted on DEVELOPMENT facts only
-(the pair scorer's fitting sets), each predicting from a fact's own vector:
+Three classifiers fitted on DEVELOPMENT facts only (the pair scorer's fitting sets), each
+predicting from a fact's own vector. Version 3.2: one hidden layer (:data:`HIDDEN` ReLU units,
+scikit-learn's ``MLPClassifier``, adam, fixed seed and size); version 3.1's were multinomial
+logistic regressions. Why: with the gold subject in place of the head, world N's out-of-fold
+updates went from 128 to 428 of 793 (DESIGN_LOG R20) - who a chat message or a note is about is
+what the resolver misreads most, and a linear read of the mean-pooled vector got 92.5 % of world
+N's subjects right, the hidden layer 94.5 %.
 
 - ``family``: the gold attribute's family (the ``attribute`` column without its ":Name"
   suffix: "home_city", "employer", "pet");
@@ -28,18 +33,26 @@ import numpy as np
 
 HEADS = ("family", "subject", "multi")
 FOLDS = 3
+HIDDEN = 256  # units of the one hidden layer
+EPOCHS = 60  # adam's passes over the facts: a fixed size (no early stopping), so a refit is the same model
 
 
 @dataclass(frozen=True)
 class Linear:
-    """p(class | x) = softmax(x @ w.T + b); one row of ``w`` and two classes: a sigmoid."""
+    """p(class | x) = softmax(h @ w.T + b), h = relu(x @ w1.T + b1) (or x itself without a hidden
+    layer); one row of ``w`` and two classes: a sigmoid."""
 
     classes: tuple[str, ...]
     w: np.ndarray
     b: np.ndarray
+    w1: np.ndarray | None = None
+    b1: np.ndarray | None = None
 
     def proba(self, x: np.ndarray) -> np.ndarray:
-        z = np.atleast_2d(x) @ self.w.T + self.b
+        h = np.atleast_2d(x)
+        if self.w1 is not None and self.b1 is not None:
+            h = np.maximum(h @ self.w1.T + self.b1, 0.0)
+        z = h @ self.w.T + self.b
         if self.w.shape[0] == 1:
             p1 = 1.0 / (1.0 + np.exp(-z[:, 0]))
             return np.stack([1.0 - p1, p1], axis=1)
@@ -49,8 +62,10 @@ class Linear:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"classes": list(self.classes), "w": [[round(float(v), 5) for v in r] for r in self.w],
-                "b": [round(float(v), 5) for v in self.b]}
+        out: dict[str, Any] = {"classes": list(self.classes), "w": _rows(self.w), "b": _rows(self.b)}
+        if self.w1 is not None and self.b1 is not None:
+            out |= {"w1": _rows(self.w1), "b1": _rows(self.b1)}
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Linear:
@@ -58,15 +73,35 @@ class Linear:
         b = np.asarray(d["b"], dtype=np.float64)
         if w.ndim != 2 or b.shape != (w.shape[0],) or len(d["classes"]) != max(2, w.shape[0]):
             raise ValueError("a head's weights do not match its classes")
-        return cls(tuple(str(c) for c in d["classes"]), w, b)
+        if "w1" not in d:
+            return cls(tuple(str(c) for c in d["classes"]), w, b)
+        w1 = np.asarray(d["w1"], dtype=np.float64)
+        b1 = np.asarray(d["b1"], dtype=np.float64)
+        if w1.ndim != 2 or b1.shape != (w1.shape[0],) or w.shape[1] != w1.shape[0]:
+            raise ValueError("a head's hidden layer does not match its output layer")
+        return cls(tuple(str(c) for c in d["classes"]), w, b, w1, b1)
+
+
+def _rows(a: np.ndarray) -> list[Any]:
+    """Weights as JSON numbers, 5 decimals (the committed file's size; the scores move < 1e-4)."""
+    if a.ndim == 1:
+        return [round(float(v), 5) for v in a]
+    return [[round(float(v), 5) for v in r] for r in a]
 
 
 def _fit(x: np.ndarray, y: np.ndarray, seed: int) -> Linear:
-    from sklearn.linear_model import LogisticRegression
+    import warnings
 
-    m = LogisticRegression(C=10.0, max_iter=300, random_state=seed).fit(x, y)
-    return Linear(tuple(str(c) for c in m.classes_), np.asarray(m.coef_, dtype=np.float64),
-                  np.asarray(m.intercept_, dtype=np.float64))
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    with warnings.catch_warnings():  # a fixed number of passes, by design: no convergence test
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = MLPClassifier(hidden_layer_sizes=(HIDDEN,), alpha=1e-3, max_iter=EPOCHS, random_state=seed).fit(x, y)
+    # scikit-learn keeps (in, out) matrices; Linear keeps (out, in) rows
+    return Linear(tuple(str(c) for c in m.classes_), np.asarray(m.coefs_[1].T, dtype=np.float64),
+                  np.asarray(m.intercepts_[1], dtype=np.float64), np.asarray(m.coefs_[0].T, dtype=np.float64),
+                  np.asarray(m.intercepts_[0], dtype=np.float64))
 
 
 def _fold(text: str) -> int:

@@ -1,4 +1,4 @@
-"""The ``structure`` resolver's pair scorer (version 3.1): does a new fact supersede an old one?
+"""The ``structure`` resolver's pair scorer (version 3.2): does a new fact supersede an old one?
 
 Gradient-boosted trees (:mod:`.trees`, scikit-learn's ``HistGradientBoostingClassifier``,
 fixed ``random_state``) over values computed once per text and cached, fitted on
@@ -24,7 +24,8 @@ and by the resolver):
 - the cosine of the resolver's own fixed MiniLM-L6 vectors of both texts (``minilm-l6``,
   the packaged weights, sha256 checked by the embedder; the engine's vectors when it runs
   the same weights), and how far it is below the best of the same fact's candidates;
-- three linear heads on each fact's vector (:mod:`.pair_heads`) and their agreement;
+- three heads on each fact's vector (:mod:`.pair_heads`; one hidden layer since version 3.2,
+  linear before) and their agreement;
 - the language layer's parse (:mod:`.structure` claims): how the owners relate
   (:data:`.structure.RELATIONS`), the rule's verdict (:func:`.structure.supersedes`), same
   frame / frame class / verb / possessed noun, the frame table's single-valued and
@@ -64,7 +65,7 @@ from .trees import TreeModel
 
 FILES = Path(__file__).parent / "files"
 POINTER = FILES / "pair_model.json"
-VERSION = "3.1"
+VERSION = "3.2"
 DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("timelines", ("train", "validation")),
     ("world_c", ()),

@@ -40,7 +40,8 @@ from widemem_bench.metrics.registry import METRICS, register
 RESOLVERS = ("append", "rule", "structure", "oracle")
 RATE_METRIC = "resolver_event_rate"
 # Measuring sets with no dataset config: params.sets name -> sealed split (structure v2's fresh read).
-FRESH = {"world_n_fresh": "world N fresh", "world_n_fresh2": "world N fresh 2", "world_n_fresh3": "world N fresh 3"}
+FRESH = {"world_n_fresh": "world N fresh", "world_n_fresh2": "world N fresh 2", "world_n_fresh3": "world N fresh 3",
+         "world_n_fresh4": "world N fresh 4"}
 
 
 def _rate(hits: Any, den: Any) -> float:
