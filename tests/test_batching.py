@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from widemem_bench.embedders import load_embedder
+from widemem_bench.embedders.base import PER_TEXT_TAG
 from widemem_bench.embedders.cache import text_key
 
 TARGET = "where does my sister live these days?"
@@ -60,8 +61,35 @@ def test_batching_scheme_is_part_of_the_cache_key(tmp_path: Path) -> None:
     per_text.encode([TARGET])
     fp = per_text.fingerprint
     bucket = per_text.cache.bucket(per_text.name, fp, "passage", per_text.dim)  # type: ignore[union-attr]
-    assert bucket.get(text_key(per_text.name, f"{fp}|batching=per-text", "passage", TARGET)) is not None
+    assert bucket.get(text_key(per_text.name, f"{fp}|batching={PER_TEXT_TAG}", "passage", TARGET)) is not None
     assert bucket.get(text_key(per_text.name, fp, "passage", TARGET)) is None  # old, untagged keys
+    # rows of the older "per-text" tag may come from another thread count: never served
+    assert bucket.get(text_key(per_text.name, f"{fp}|batching=per-text", "passage", TARGET)) is None
+
+
+def test_per_text_vectors_ignore_the_process_thread_count(tmp_path: Path) -> None:
+    """torch's thread count is process-wide: whatever another part of the process set (or
+    the ``threads`` option), a per-text MiniLM vector is computed on one thread, so a cache
+    filled by another command holds the bits a fresh encode gives. Why: a cache filled on 2
+    threads (vectors moved by up to 2.1e-7) moved the pair scorer's threshold 0.962277 ->
+    0.954681 (make resolver-pair)."""
+    torch = pytest.importorskip("torch")
+    alone = _installed("minilm-l6").encode([TARGET])[0]
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # as another model, a peer or a user's script may leave it
+        unpinned = load_embedder("minilm-l6", cache=False, batching="shared", threads=2).encode([TARGET])[0]
+        if unpinned.tobytes() == alone.tobytes():
+            pytest.skip("this machine's kernels give the same bits on 1 and 2 threads: nothing to show")
+        other = load_embedder("minilm-l6", cache_dir=tmp_path / "other", threads=2)
+        assert other.model is not None  # loaded first: the load sets the count once
+        torch.set_num_threads(2)
+        filled = other.encode([*MATES_A, TARGET])[-1]  # another command fills the cache
+        assert torch.get_num_threads() == 2  # the pin is restored after each call
+        warm = load_embedder("minilm-l6", cache_dir=tmp_path / "other").encode([TARGET])
+    finally:
+        torch.set_num_threads(before)
+    assert filled.tobytes() == alone.tobytes() == warm[0].tobytes()
 
 
 def test_batching_option_is_checked() -> None:

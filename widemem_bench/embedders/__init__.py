@@ -48,8 +48,9 @@ def load_embedder(
     ``progress`` (None = automatic), ``batching`` ("per-text", the default: one text per
     model call, vectors independent of batch-mates; "shared": batches of ``batch_size``,
     faster, vectors depend on the batch), ``sort_by_length`` (shared batches in
-    order of length; default from the entry, off), and per runtime ``threads`` (intra-op / torch threads,
-    default 1), tfidf ``max_features``, hash ``dim``, openai ``base_url``/``model``/...
+    order of length; default from the entry, off), and per runtime ``threads`` (intra-op / torch
+    threads of shared batches, default 1; per-text calls always run on one), tfidf
+    ``max_features``, hash ``dim``, openai ``base_url``/``model``/...
     """
     spec = registry.get_spec(name)  # looked up via the module so tests can patch it
     cls = RUNTIME_CLASSES[spec.runtime]

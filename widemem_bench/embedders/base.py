@@ -19,16 +19,23 @@ KINDS = ("passage", "query")
 # text per model call runs at 50-150 texts/s on one thread, so 256 texts is a few seconds.
 PROGRESS_MIN_TEXTS = 256
 # How the texts still missing from the cache reach the model:
-# - "per-text": one text per model call, so a vector depends on its text alone, never
-#   on which other texts were missing or already cached. fp32 models gave vectors that
+# - "per-text": one text per model call on ONE intra-op thread, so a vector depends on
+#   its text alone, never on which other texts were missing or already cached, nor on
+#   the thread count the process happened to run with. fp32 models gave vectors that
 #   moved in the last bits (up to 2e-7) with their batch-mates and padding, enough to
 #   flip a best-F1 threshold fit (the rephrase threshold 0.537 vs 0.505); int8 models
-#   quantise activations per batch and moved by up to 0.2.
+#   quantise activations per batch and moved by up to 0.2. torch's thread count is
+#   process-wide state: MiniLM-L6 per text on 2 threads moved 75 % of the development
+#   facts' vectors by up to 2.1e-7, and a cache filled that way moved the pair scorer's
+#   threshold from 0.962277 to 0.954681 (make resolver-pair).
 # - "shared": consecutive batches of ``batch_size`` (optionally sorted by length):
 #   2-3x faster for transformers on short texts, but a vector depends on its batch.
 #   For throughput measurements and hosted models; its vectors live under their own
 #   cache keys, so they never mix with per-text ones.
 BATCHING = ("per-text", "shared")
+# What the cache key records for per-text vectors: rows cached under the older tag
+# "per-text" may have been computed on another torch thread count, so they are never served.
+PER_TEXT_TAG = "per-text/1-thread"
 # Runtimes that compute every row on its own in numpy (hashed n-grams, tf-idf, mean of
 # word vectors): any batching gives the same bytes per text, so they keep batches.
 ROW_INDEPENDENT_RUNTIMES = frozenset({"hash", "tfidf", "glove"})
@@ -74,8 +81,9 @@ class BaseEmbedder:
     The unique texts still missing from the cache, in first-occurrence order (or, with
     ``sort_by_length``, stably sorted by length), are taken in chunks of ``batch_size``
     (one progress step, one cache flush). With ``batching="per-text"`` (the default) each
-    text of a chunk is its own model call, so every vector is a function of its text only
-    and a run reproduces to the byte whatever the cache already held; runtimes in
+    text of a chunk is its own model call on one intra-op thread (:meth:`call_threads`),
+    so every vector is a function of its text only and a run reproduces to the byte
+    whatever the cache already held or the process's thread settings; runtimes in
     ``ROW_INDEPENDENT_RUNTIMES`` get the whole chunk at once (same bytes, cheaper). With
     ``batching="shared"`` the chunk is one model call (see ``BATCHING``).
     """
@@ -141,7 +149,13 @@ class BaseEmbedder:
     def batching_tag(self) -> str:
         """What the cache key records about how a vector was computed: per-text vectors
         (and every row-independent runtime's) are one thing, shared-batch ones another."""
-        return "per-text" if self.row_independent or self.batching == "per-text" else "shared"
+        return PER_TEXT_TAG if self.row_independent or self.batching == "per-text" else "shared"
+
+    def call_threads(self, requested: int | None) -> int | None:
+        """Intra-op threads for a model call: always 1 for per-text vectors (a kernel's
+        summation order may follow the thread count, so the bits would too); ``requested``
+        (the runtime's ``threads`` option, None = the runtime's default) for shared batches."""
+        return 1 if self.batching_tag == PER_TEXT_TAG else requested
 
     # --- to implement -----------------------------------------------------------------
 

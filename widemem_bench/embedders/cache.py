@@ -21,9 +21,10 @@ warning per shard) and recomputed; ``put`` refuses such rows in the first place.
 Temp files older than ``STALE_TEMP_SECONDS`` (left by a killed writer) are removed when
 their bucket is opened.
 
-What the cache stores is what the embedder's fixed batching produced (see
-``base.BaseEmbedder.encode``): int8 models give slightly different vectors for other
-batch-mates, and the cache freezes the first result so every later run reuses it.
+The cache serves a row to every later run, so a row must be the same whichever run
+computed it first: per-text rows (the default, ``base.BaseEmbedder.encode``) are computed
+one text per model call on one intra-op thread, a function of the text alone; shared-batch
+rows depend on their batch-mates and live under their own keys (``base.PER_TEXT_TAG``).
 """
 
 from __future__ import annotations

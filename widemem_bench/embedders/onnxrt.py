@@ -85,6 +85,7 @@ class OnnxEmbedder(BaseEmbedder):
         self.tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
         self.tokenizer.enable_truncation(max_length=spec.max_seq_length or 512)
         so = ort.SessionOptions()
+        threads = self.call_threads(threads)
         if threads is not None:
             so.intra_op_num_threads = int(threads)
             so.inter_op_num_threads = 1

