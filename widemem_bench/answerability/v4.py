@@ -17,7 +17,11 @@ memory's logit (twice) and its cosine.
 The model is gradient-boosted trees (`trees.TreeModel`) with (high, moderate, low) cut-offs
 certified by `calibration.certify_ladder`, users as the unit (`answerability.fit_v4`). The
 file ``widemem_bench/answerability/files/<embedder>.v4.json`` names the cross-encoder by its
-cache key; the engine reaches it as ``EngineConfig(confidence="answerability_v4")`` (opt-in).
+cache key and the sha256 of the weights it was fitted on (``cross_encoder``:
+``weights_sha256``, ``int8_weights_sha256``); `ScorerV4.cross` refuses other weights in one
+line (the cut-offs are certified for those weights only, and a build on another kind of CPU
+differs: `answerability.cross`). The engine reaches it as
+``EngineConfig(confidence="answerability_v4")`` (opt-in).
 """
 
 from __future__ import annotations
@@ -91,10 +95,20 @@ class ScorerV4:
     def quant(self) -> str:
         return str(self.meta.get("cross_quant", "fp32"))
 
+    @property
+    def cross_weights(self) -> dict[str, str]:
+        """sha256 of the cross-encoder weights this file was fitted on, per quant (empty: not recorded)."""
+        from widemem_bench.answerability.cross import RECORD_KEYS
+
+        ce = self.meta.get("cross_encoder") or {}
+        return {q: str(ce[k]) for q, k in RECORD_KEYS.items() if ce.get(k)}
+
     def cross(self) -> Any:
+        """The cross-encoder, its weights checked against the file's record (one line when they differ)."""
         from widemem_bench.answerability.cross import load_cross
 
-        return load_cross(self.cross_key, self.quant)
+        return load_cross(self.cross_key, self.quant, expect=dict(self.meta.get("cross_encoder") or {}),
+                          where=f"answerability v4 file of {self.embedder}")
 
     def features(self, query: str, contents: Sequence[str], cosines: Sequence[float], encode: Encode,
                  parser: Any = None) -> np.ndarray:

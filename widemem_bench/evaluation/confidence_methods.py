@@ -119,9 +119,12 @@ def load_v3(embedder_name: str, answerability_dir: Any = None) -> Any:
 
 
 def load_v4(embedder_name: str, answerability_dir: Any = None) -> Any:
-    """The v4 scorer of one embedder (``<embedder>.v4.json``), or None when that embedder has none."""
+    """The v4 scorer of one embedder (``<embedder>.v4.json``), or None when that embedder has none; its
+    cross-encoder loaded now, so weights other than the file's are refused before any search runs."""
     from widemem_bench.answerability.v4 import load_scorer_v4, scorer_path_v4
 
     if not scorer_path_v4(embedder_name, answerability_dir).is_file():
         return None
-    return load_scorer_v4(embedder_name, answerability_dir)
+    scorer = load_scorer_v4(embedder_name, answerability_dir)
+    scorer.cross()
+    return scorer
