@@ -105,6 +105,17 @@ def test_update_keeps_the_old_version_and_unsupersede_restores_it(emb):
     restored = eng.unsupersede(old.id, user_id="u", at=T2)
     assert restored.id == old.id and restored.updated_at == T2
     _check_restored(eng, old.id)
+    # an undone update was a wrong one: both facts are live and open-ended (README says so)
+    both = {h.memory.id: h for h in eng.search(QUERY, "u", now=T2, include_superseded=True)}
+    assert {live_id, old.id} <= set(both)
+    assert all(not both[i].superseded and both[i].valid_to is None for i in (live_id, old.id))
+
+
+def test_search_result_repr_shows_the_top_hits(emb):
+    eng = _engine(emb)
+    _moved(eng)
+    text = repr(eng.search(QUERY, "u", now=T2))
+    assert text.startswith("SearchResult(n=2,") and "'the user lives in Bristol'@" in text
 
 
 def test_superseded_versions_never_change_default_results(emb):

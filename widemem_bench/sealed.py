@@ -52,6 +52,7 @@ SETS: dict[str, str] = {
     "world N train": "development",
     "world N validation": "development",
     "gate users": "development",
+    "hand-written development": "development",  # datasets/handwritten (DESIGN_LOG R22)
     "world A holdout": "measuring",
     "world N holdout": "measuring",
     "world N fresh": "measuring",

@@ -99,9 +99,14 @@ class SearchResult(Sequence[ScoredMemory]):
         return iter(self.results)
 
     def __repr__(self) -> str:
+        # The top hits themselves, so a REPL user sees what came back, not just how many.
+        top = ", ".join(
+            f"{h.memory.content[:40]!r}@{h.raw_similarity_score:.3f}" for h in self.results[:3]
+        )
+        more = f", +{len(self) - 3} more" if len(self) > 3 else ""
         return (
             f"SearchResult(n={len(self)}, confidence={self.confidence.value}, "
-            f"mode={self.mode.value}, weights={self.weights})"
+            f"mode={self.mode.value}, weights={self.weights}, top=[{top}{more}])"
         )
 
 

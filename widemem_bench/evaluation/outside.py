@@ -18,49 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from widemem_bench.engine import EngineConfig, MemoryEngine
 from widemem_bench.evaluation.replay import MemoEmbedder, clean
+from widemem_bench.timelines.handwritten import Scenario, load
 
 START = dt.datetime(2025, 1, 1, 9, 0)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    kind: str  # "update" | "keep"
-    person: str
-    oblique: bool
-    facts: tuple[tuple[str, str, float], ...]  # (id, text, day), in day order
-    old: tuple[str, ...]
-    new: str
-
-
-def load(path: str | Path) -> list[Scenario]:
-    """The scenarios of one file; a bad line is a one-line ``ValueError`` naming it."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"outside: no file {p}")
-    out = []
-    for n, line in enumerate(p.read_text("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            facts = tuple(sorted(((str(f["id"]), str(f["text"]), float(f["day"])) for f in d["facts"]),
-                                 key=lambda f: f[2]))
-            sc = Scenario(str(d["id"]), str(d["kind"]), str(d.get("person", "")), bool(d.get("oblique", False)),
-                          facts, tuple(str(x) for x in d.get("old") or ()), str(d["new"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"outside: {p}:{n}: not a scenario ({type(exc).__name__}: {exc})") from None
-        ids = {f[0] for f in sc.facts}
-        if sc.kind not in ("update", "keep") or sc.new not in ids or not set(sc.old) <= ids:
-            raise ValueError(f"outside: {p}:{n}: kind must be update/keep and new/old must name its facts")
-        out.append(sc)
-    return out
 
 
 def run_scenario(sc: Scenario, embedder: Any, resolver: str, candidate_k: int = 5) -> dict[str, Any]:
