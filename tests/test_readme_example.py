@@ -29,3 +29,4 @@ def test_readme_engine_example_runs_and_undoes_its_update():
     assert scope["hits"][0].memory.content == "we moved down to bristol last weekend"
     printed = out.getvalue()
     assert "datetime.datetime(2026, 1, 20" in printed  # the old version's valid_to
+    assert "['i rent a flat in leeds city centre', 'we moved down to bristol last weekend']" in printed

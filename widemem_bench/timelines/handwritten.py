@@ -43,7 +43,7 @@ def load(path: str | Path) -> list[Scenario]:
     """The scenarios of one file; a missing file or a bad line is a one-line ``ValueError`` naming it."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"outside: no file {p}")
+        raise ValueError(f"scenario file {p} not found")
     out = []
     for n, line in enumerate(p.read_text("utf-8").splitlines(), 1):
         if not line.strip():
