@@ -78,6 +78,23 @@ def test_pairs_label_the_gold_memory_and_skip_stale() -> None:
     assert cross.question_pairs("answerable", top, set(), set(), 3) == []
 
 
+def test_hand_pairs_read_development_answer_sets_only(emb) -> None:
+    from widemem_bench.timelines.handwritten import HANDWRITTEN, load_answers
+
+    # the measuring outside sets (3 and up) never train it (DESIGN_LOG V8)
+    assert all(f.startswith("handwritten/") or f in ("outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
+               for f in cross.HAND_FILES)
+    assert cross.SETTINGS["hand_files"] == list(cross.HAND_FILES) and cross.SETTINGS["hand_repeat"] >= 1
+    pairs = cross.hand_pairs("handwritten/answer_w1.jsonl", emb)
+    users = load_answers(HANDWRITTEN / "answer_w1.jsonl")
+    gold = {t for u in users for _, _, k, g in u.questions if k == "answerable" for i, t in u.facts if i in g}
+    n_ans = sum(k == "answerable" for u in users for _, _, k, _ in u.questions)
+    assert sum(p["label"] for p in pairs) == n_ans  # one positive per answerable question: its gold memory
+    assert all(p["memory"] in gold for p in pairs if p["label"] == 1)
+    assert {p["kind"] for p in pairs} == {"answerable", "hard_negative", "other_person", "never_mentioned"}
+    assert all(p["label"] == 0 for p in pairs if p["kind"] != "answerable")
+
+
 def test_cross_users_are_seeded_and_a_share() -> None:
     users = [f"w:u{i:04d}" for i in range(2000)]
     a = [cross.is_cross_user(u, 0) for u in users]

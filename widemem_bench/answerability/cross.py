@@ -13,8 +13,11 @@ world C train + validation and world N train, restricted to a seeded share of th
 the trees never read a score of a pair the cross-encoder trained on). Per question: label 1
 for the memory that holds the gold fact; label 0 for the best-ranked other memory, and for
 the top memories of slot-missing, other-person and never-mentioned questions. Stale
-memories (an older value of the asked fact) are left out. World N validation (users the
-cross-encoder never saw) chooses the epoch.
+memories (an older value of the asked fact) are left out. Since v4.2 (DESIGN_LOG V8) every
+question of the hand-written development answer sets (`HAND_FILES`: four writers, outside
+sets 1-2) adds its pairs the same way, twice: the worlds' generators alone left the model near
+chance on text people write. World N validation (users the cross-encoder never saw) chooses
+the epoch.
 
 `cross_train.build_cross` (``make answer-cross``) trains it and caches it OUTSIDE git under
 ``<cache>/cross/<key>``, key = sha256 of (base weights, pairs, this file's code, seed,
@@ -60,9 +63,14 @@ MAKE_TARGET = "make answer-cross"
 CROSS_SPLITS: dict[str, tuple[str, ...]] = {"timelines": ("train", "validation"),
                                             "world_c": ("train", "validation"), "world_n": ("train",)}
 SELECT = ("world_n", ("validation",))  # chooses the epoch; never trains it
+# hand-written development answer sets whose every question trains it (v4.2, DESIGN_LOG V8): the four
+# writers of datasets/handwritten/ and outside sets 1-2 (development since V7); sets 3+ never train it
+HAND_FILES = ("handwritten/answer_w1.jsonl", "handwritten/answer_w2.jsonl", "handwritten/answer_w3.jsonl",
+              "handwritten/answer_w4.jsonl", "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
 SETTINGS: dict[str, Any] = {"seed": 0, "share": 0.4, "max_length": 64, "epochs": 2, "batch": 16, "lr": 3e-5,
                             "warmup": 0.1, "questions": {"timelines": 500, "world_c": 400, "world_n": 900},
-                            "select_questions": 500, "top_k": 3}
+                            "select_questions": 500, "top_k": 3, "hand_files": list(HAND_FILES), "hand_repeat": 2}
+HAND_KINDS = {"unrelated": "never_mentioned"}  # the answer sets' name for a never-mentioned question
 NEGATIVE_KINDS = ("hard_negative", "other_person", "never_mentioned")
 
 
@@ -156,12 +164,33 @@ def world_pairs(name: str, emb: Any, splits: tuple[str, ...], n_questions: int, 
     return out
 
 
+def hand_pairs(rel: str, emb: Any) -> list[dict[str, Any]]:
+    """Pairs of one hand-written answer set (``rel`` under datasets/), every question, as `question_pairs`."""
+    from widemem_bench.answerability.sets import answer_set_searches
+    from widemem_bench.provenance import REPO_ROOT
+    from widemem_bench.timelines.handwritten import load_answers
+
+    path = REPO_ROOT / "datasets" / rel
+    gold = {f"{u.user_id}-{qid}": {t for i, t in u.facts if i in set(g)}
+            for u in load_answers(path) for qid, _, _, g in u.questions}
+    s = answer_set_searches(emb, path)
+    out = []
+    for qid, kind, query, row in zip(s.frame["qid"], s.frame["kind"], s.frame["query"], s.contents, strict=True):
+        kind = HAND_KINDS.get(str(kind), str(kind))
+        for mem, label in question_pairs(kind, row, gold[str(qid)], set(), SETTINGS["top_k"]):
+            out.append({"world": rel, "user": f"{rel}:{str(qid).rsplit('-', 1)[0]}", "qid": str(qid), "kind": kind,
+                        "query": str(query), "memory": mem, "label": label})
+    return out
+
+
 def dev_pairs(emb: Any, seed: int = 0) -> list[dict[str, Any]]:
-    """The cross-encoder's training pairs (see the module docstring), in a fixed order."""
+    """The cross-encoder's training pairs (see the module docstring), in a fixed order: the worlds'
+    pairs, then the hand-written sets' pairs `SETTINGS["hand_repeat"]` times."""
     pairs: list[dict[str, Any]] = []
     for name, splits in CROSS_SPLITS.items():
         pairs += world_pairs(name, emb, splits, SETTINGS["questions"][name], seed=seed)
-    return pairs
+    hand = [p for rel in SETTINGS["hand_files"] for p in hand_pairs(rel, emb)]
+    return pairs + hand * SETTINGS["hand_repeat"]
 
 
 def select_searches(emb: Any, seed: int = 0) -> Any:

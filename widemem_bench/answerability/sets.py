@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -145,6 +146,28 @@ def fixture_searches(embedder: Any, form: str = "stripped", path: Any = None) ->
     frame = pd.DataFrame(rows)
     frame["top1"] = [cs[0] for cs in cosines]
     return Searches(f"fixture ({form})", frame, contents, cosines)
+
+
+def answer_set_searches(embedder: Any, path: Any) -> Searches:
+    """A hand-written answer set (JSON lines, `timelines.handwritten.load_answers`) searched by
+    cosine over each user's facts as stored, top `MAX_RESULTS` (a one-line error for a missing or bad file)."""
+    from widemem_bench.timelines.handwritten import load_answers
+
+    rows, contents, cosines = [], [], []
+    for u in load_answers(path):
+        facts = [t for _, t in u.facts]
+        mv = np.asarray(embedder.encode(facts, kind="passage"), dtype=np.float32)
+        qv = np.asarray(embedder.encode([t for _, t, _, _ in u.questions], kind="query"), dtype=np.float32)
+        sims = qv @ mv.T
+        for i, (qid, text, kind, _) in enumerate(u.questions):
+            order = np.argsort(-sims[i], kind="stable")[:MAX_RESULTS]
+            contents.append([facts[j] for j in order])
+            cosines.append([float(sims[i, j]) for j in order])
+            rows.append({"qid": f"{u.user_id}-{qid}", "group": u.user_id, "split": "all",
+                         "kind": kind, "query": text, "register": u.register})
+    frame = pd.DataFrame(rows)
+    frame["top1"] = [c[0] if c else -1.0 for c in cosines]
+    return Searches(Path(path).stem, frame, contents, cosines)
 
 
 def locomo_searches(embedder: Any, path: Any = None) -> Searches:

@@ -12,7 +12,8 @@ Version 2 ("v4.1", DESIGN_LOG V5) is the same model at a lower cost per search: 
 names ``cross_quant`` (the int8 copy of the same cross-encoder, `cross.build_int8`) and
 ``cross_top_k`` (how many of the first memories are scored); a file without them is
 version 1 (fp32, top 3). With ``cross_top_k`` = 1 the three features are the rank-1
-memory's logit (twice) and its cosine.
+memory's logit (twice) and its cosine. Version 3 ("v4.2", DESIGN_LOG V8) reads the same way
+with a cross-encoder also trained on the hand-written development answer sets (`cross.HAND_FILES`).
 
 The model is gradient-boosted trees (`trees.TreeModel`) with (high, moderate, low) cut-offs
 certified by `calibration.certify_ladder`, users as the unit (`answerability.fit_v4`). The

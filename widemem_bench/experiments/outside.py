@@ -16,7 +16,6 @@ false confidence (unanswerable at MODERATE or above), with a 95 % cluster bootst
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -35,36 +34,10 @@ def answer_sets(folder: Path) -> list[str]:
 
 
 def outside_searches(embedder: Any, path: Path) -> Any:
-    """One `Searches` of a JSON-lines answer set (a one-line error for a missing or bad file)."""
-    from widemem_bench.answerability.sets import MAX_RESULTS, Searches
+    """One `Searches` of a JSON-lines answer set (`answerability.sets.answer_set_searches`)."""
+    from widemem_bench.answerability.sets import answer_set_searches
 
-    if not path.is_file():
-        raise ValueError(f"outside set {path} not found")
-    rows, contents, cosines = [], [], []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            u = json.loads(line)
-            facts = [str(f["text"]) for f in u["facts"]]
-            qs = [(str(q["id"]), str(q["text"]), str(q["kind"])) for q in u["questions"]]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{n}: not an answer-set user ({exc})") from None
-        bad = sorted({k for _, _, k in qs} - set(KINDS))
-        if bad:
-            raise ValueError(f"{path}:{n}: unknown question kinds {bad}")
-        mv = np.asarray(embedder.encode(facts, kind="passage"), dtype=np.float32)
-        qv = np.asarray(embedder.encode([t for _, t, _ in qs], kind="query"), dtype=np.float32)
-        sims = qv @ mv.T
-        for i, (qid, text, kind) in enumerate(qs):
-            order = np.argsort(-sims[i], kind="stable")[:MAX_RESULTS]
-            contents.append([facts[j] for j in order])
-            cosines.append([float(sims[i, j]) for j in order])
-            rows.append({"qid": f"{u['user_id']}-{qid}", "group": str(u["user_id"]), "split": "all",
-                         "kind": kind, "query": text, "register": str(u.get("register", ""))})
-    frame = pd.DataFrame(rows)
-    frame["top1"] = [c[0] if c else -1.0 for c in cosines]
-    return Searches(path.stem, frame, contents, cosines)
+    return answer_set_searches(embedder, path)
 
 
 def youden(bands: np.ndarray, kinds: np.ndarray) -> tuple[float, float, float]:
