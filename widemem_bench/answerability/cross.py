@@ -14,9 +14,10 @@ the trees never read a score of a pair the cross-encoder trained on). Per questi
 for the memory that holds the gold fact; label 0 for the best-ranked other memory, and for
 the top memories of slot-missing, other-person and never-mentioned questions. Stale
 memories (an older value of the asked fact) are left out. Since v4.2 (DESIGN_LOG V8) every
-question of the hand-written development answer sets (`HAND_FILES`: four writers, outside
-sets 1-2) adds its pairs the same way, twice: the worlds' generators alone left the model near
-chance on text people write. World N validation (users the cross-encoder never saw) chooses
+question of the hand-written development answer sets (`HAND_FILES`: the writers of
+datasets/handwritten/, four in v4.2 and seven since v4.3 (V9), and outside sets 1-2) adds its
+pairs the same way, twice: the worlds' generators alone left the model near chance on text
+people write. World N validation (users the cross-encoder never saw) chooses
 the epoch.
 
 `cross_train.build_cross` (``make answer-cross``) trains it and caches it OUTSIDE git under
@@ -63,10 +64,11 @@ MAKE_TARGET = "make answer-cross"
 CROSS_SPLITS: dict[str, tuple[str, ...]] = {"timelines": ("train", "validation"),
                                             "world_c": ("train", "validation"), "world_n": ("train",)}
 SELECT = ("world_n", ("validation",))  # chooses the epoch; never trains it
-# hand-written development answer sets whose every question trains it (v4.2, DESIGN_LOG V8): the four
-# writers of datasets/handwritten/ and outside sets 1-2 (development since V7); sets 3+ never train it
-HAND_FILES = ("handwritten/answer_w1.jsonl", "handwritten/answer_w2.jsonl", "handwritten/answer_w3.jsonl",
-              "handwritten/answer_w4.jsonl", "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
+# hand-written development answer sets whose every question trains it: the writers of
+# datasets/handwritten/ (w1-w4 since v4.2, DESIGN_LOG V8; w5-w7 since v4.3, V9) and outside sets 1-2
+# (development since V7); outside sets 3+ are measuring sets and never train it
+HAND_FILES = tuple(f"handwritten/answer_w{i}.jsonl" for i in range(1, 8)) + (
+    "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
 SETTINGS: dict[str, Any] = {"seed": 0, "share": 0.4, "max_length": 64, "epochs": 2, "batch": 16, "lr": 3e-5,
                             "warmup": 0.1, "questions": {"timelines": 500, "world_c": 400, "world_n": 900},
                             "select_questions": 500, "top_k": 3, "hand_files": list(HAND_FILES), "hand_repeat": 2}

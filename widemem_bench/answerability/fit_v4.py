@@ -50,7 +50,7 @@ from widemem_bench.answerability.v4 import (
 )
 
 # the cross-encoder reading that make fit-v4 fits (DESIGN_LOG V5: chosen on development data for speed)
-VERSION: dict[str, Any] = {"version": "4.2", "cross_quant": "int8", "cross_top_k": 1}
+VERSION: dict[str, Any] = {"version": "4.3", "cross_quant": "int8", "cross_top_k": 1}
 
 
 class V4Scorer(V3Scorer):
@@ -85,6 +85,7 @@ def _figures(f: Any, prob: np.ndarray, held: np.ndarray, users: np.ndarray, worl
 
 def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any, Any, np.ndarray, Any, dict[str, Any]]:
     """(searches, their frame, v4 feature rows, development metas, cross-encoder facts) of the fit."""
+    from widemem_bench.answerability.cross import SETTINGS as CROSS_SETTINGS
     from widemem_bench.answerability.cross import build_int8, cross_dir, load_cross, weights_record
     from widemem_bench.answerability.cross_train import build_cross
     from widemem_bench.embedders import load_embedder
@@ -102,6 +103,8 @@ def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any,
     x = feature_rows_v4(f["query"].tolist(), s.contents, s.cosines, emb, cross, top_k=version["cross_top_k"])
     info = {"key": key, "folder": str(cross_dir(key)), "quant": version["cross_quant"],
             "top_k": version["cross_top_k"], "users_dropped": n_dropped_users, "questions_dropped": int(dropped.sum()),
+            # the hand-written development answer sets that trained the cross-encoder (development too)
+            "hand_files": list(CROSS_SETTINGS["hand_files"]), "hand_repeat": int(CROSS_SETTINGS["hand_repeat"]),
             **weights_record(key, version["cross_quant"])}  # what ScorerV4.cross checks the loaded weights against
     return s, f.assign(cross_max=x[:, FEATURES_V4.index("cross_max")]), x, metas, info
 
