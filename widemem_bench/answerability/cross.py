@@ -67,8 +67,8 @@ SELECT = ("world_n", ("validation",))  # chooses the epoch; never trains it
 # hand-written development answer sets whose every question trains it: the writers of
 # datasets/handwritten/ (w1-w4 since v4.2, DESIGN_LOG V8; w5-w7 since v4.3, V9) and outside sets 1-2
 # (development since V7); outside sets 3+ are measuring sets and never train it
-HAND_FILES = tuple(f"handwritten/answer_w{i}.jsonl" for i in range(1, 8)) + (
-    "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
+HAND_FILES = (*(f"handwritten/answer_w{i}.jsonl" for i in range(1, 8)),
+              "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
 SETTINGS: dict[str, Any] = {"seed": 0, "share": 0.4, "max_length": 64, "epochs": 2, "batch": 16, "lr": 3e-5,
                             "warmup": 0.1, "questions": {"timelines": 500, "world_c": 400, "world_n": 900},
                             "select_questions": 500, "top_k": 3, "hand_files": list(HAND_FILES), "hand_repeat": 2}

@@ -207,8 +207,9 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench tran
         "entry headers of reports/DESIGN_LOG.md" + (f" ({foot})" if foot else "") + ". "
         f"\"{PAIRED}\" (and v4's): the method's AUROC minus the top-1 cosine's on the same questions, paired "
         "cluster bootstrap (one resample of users, or LoCoMo conversations, for both scores). Answerability v4 is "
-        "the version its committed file holds (v4.2: its cross-encoder, trained also on the hand-written "
-        "development answer sets, in int8 over the rank-1 memory; reports/DESIGN_LOG.md V5, V8), fitted and certified on the development users of worlds A, C and N as v3.", "",
+        "the version its committed file holds (its \"version\" field; int8 over the rank-1 memory since v4.1, "
+        "the cross-encoder trained also on the hand-written development answer sets since v4.2, three more "
+        "writers among them since v4.3; reports/DESIGN_LOG.md V5, V8, V9), fitted and certified on the development users of worlds A, C and N as v3.", "",
         f"Command: `{command}`.", "",
     ]
     for metric, title, pct in (("auroc", "AUROC", False), ("recall", "Recall at MODERATE+", True),
