@@ -279,7 +279,8 @@ def test_top_k_and_quant_come_from_the_file(tmp_path, emb, fake_cross) -> None:
             ScorerV4.from_dict(json.loads((tmp_path / "b.v4.json").read_text()))
 
 
-def test_int8_scores_one_pair_per_call() -> None:
+@pytest.mark.parametrize("quant", ["int8", "onnx-int8"])
+def test_int8_scores_one_pair_per_call(quant: str) -> None:
     """int8 activations are scaled per call: each pair is scored alone, so its score never depends on a batch."""
     import torch
 
@@ -294,7 +295,7 @@ def test_int8_scores_one_pair_per_call() -> None:
             return type("Out", (), {"logits": x / 10})()
 
     pairs = [("a?", "bb"), ("ccc?", "d"), ("a?", "bb")]
-    got = cross.CrossScorer("k", Model(), tok, 64, {}, "int8").scores(pairs)
+    got = cross.CrossScorer("k", Model(), tok, 64, {}, quant).scores(pairs)
     assert calls == [1, 1]
     np.testing.assert_allclose(got, [0.4, 0.5, 0.4], rtol=1e-6)
     calls.clear()
@@ -302,7 +303,8 @@ def test_int8_scores_one_pair_per_call() -> None:
     assert calls == [2]  # fp32 batches
 
 
-def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("quant", ["int8", "onnx-int8"])
+def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch, quant: str) -> None:
     monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
     with pytest.raises(ValueError, match="not one of"):
         cross.load_cross("f" * 64, "fp16")
@@ -312,13 +314,62 @@ def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch) -> None:
     sha = cross._sha256(d / "model.safetensors")
     (d / "manifest.json").write_text(json.dumps({"weights_sha256": sha, "settings": {"max_length": 64}}))
     with pytest.raises(ValueError, match=r"int8 cross-encoder .* not built .* make answer-cross"):
-        cross.load_cross("e" * 64, "int8")
-    q = cross.int8_dir("e" * 64)
+        cross.load_cross("e" * 64, quant)
+    where, file, _ = cross.COPIES[quant]
+    q = where("e" * 64)
     q.mkdir(parents=True)
     (q / "manifest.json").write_text(json.dumps({"weights_sha256": "0" * 64}))
-    (q / cross.INT8_FILE).write_bytes(b"tampered")
+    (q / file).write_bytes(b"tampered")
     with pytest.raises(ValueError, match="damaged"):
-        cross.load_cross("e" * 64, "int8")
+        cross.load_cross("e" * 64, quant)
+    with pytest.raises(ValueError, match="missing or damaged"):
+        cross.weights_record("e" * 64, quant)
+
+
+def _tiny_build(root, key: str) -> None:
+    """A real (tiny, random) BERT cross-encoder saved as a build would be, with a made-up vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    d = root / "cross" / key
+    d.mkdir(parents=True)
+    words = "what which when is my the a name time city doctor lives in moved to on at dr she he".split()
+    (d / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "?", ","]) + "\n")
+    BertTokenizerFast(str(d / "vocab.txt")).save_pretrained(str(d))
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(words) + 7, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, num_labels=1)
+    BertForSequenceClassification(cfg).eval().save_pretrained(str(d))
+    (d / "manifest.json").write_text(json.dumps({"weights_sha256": cross._sha256(d / "model.safetensors"),
+                                                 "settings": {"max_length": 32}}))
+
+
+def test_onnx_int8_copy_is_built_checked_and_read(tmp_path, monkeypatch) -> None:
+    """The onnxruntime int8 copy: exported from the fp32 weights and checked against torch, quantized,
+    sha256-recorded, and read back one pair per call close to the fp32 model; built once."""
+    monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
+    key = "d" * 64
+    _tiny_build(tmp_path, key)
+    out = cross.build_onnx_int8(key, log=lambda _: None)
+    meta = json.loads((out / "manifest.json").read_text())
+    assert meta["export_max_logit_gap"] <= cross.ONNX_CHECK_TOL
+    assert meta["weights_sha256"] == cross._sha256(out / cross.ONNX_INT8_FILE)
+    assert not (out / "model.fp32.onnx").exists()
+    said: list[str] = []
+    assert cross.build_onnx_int8(key, log=said.append) == out and "already built" in said[0]
+    pairs = [("what is my doctor's name?", "dr she lives in the city"), ("which city?", "moved to a city on time"),
+             ("when", "")]
+    try:
+        q = cross.load_cross(key, "onnx-int8")
+        fp = cross.load_cross(key, "fp32")
+        got, want = q.scores(pairs), fp.scores(pairs)
+        assert np.abs(got - want).max() < 0.1 * max(1.0, float(np.abs(want).max()))
+        alone = [cross.CrossScorer(key, q.model, q.tokenizer, 32, {}, "onnx-int8").scores([p])[0] for p in pairs]
+        assert got.tolist() == alone  # a pair's score never depends on the others scored with it
+        assert cross.weights_record(key, "onnx-int8")["onnx_int8_weights_sha256"] == meta["weights_sha256"]
+    finally:
+        cross._LOADED.pop(key, None)
+        cross._LOADED.pop(f"{key}:onnx-int8", None)
 
 
 def test_fit_v4_from_given_rows_names_its_version() -> None:

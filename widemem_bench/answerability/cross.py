@@ -41,6 +41,14 @@ weights, torch version, scheme)>``. Because the activations' scale is set per ca
 int8 logit would move with the other pairs of its batch; `CrossScorer` therefore scores an
 int8 model one pair per call, so a pair has one score wherever it is scored (fit, engine,
 report).
+
+v4.4 reads an onnxruntime int8 copy instead (`build_onnx_int8`, also ``make answer-cross``):
+the verified fp32 weights exported once with ``torch.onnx`` (checked against torch on probe
+pairs), then onnxruntime's dynamic quantization (per-channel int8 weights), cached under
+``<cache>/cross/onnx-int8-<sha256 of (fp32 weights, torch, onnx, onnxruntime, scheme)>``. Why:
+on one CPU thread torch runs a single short pair through its int8 layers in about 7 ms and
+onnxruntime in about 2.4 ms (DESIGN_LOG V10), and a search scores one pair. It is run on one
+thread, one pair per call, for the same reason as torch's int8 copy.
 """
 
 from __future__ import annotations
@@ -290,30 +298,60 @@ class CrossScorer:
     machine: dict[str, Any] | None = None  # where they were trained (the build's manifest)
 
     def scores(self, pairs: Sequence[tuple[str, str]], batch: int = 64) -> np.ndarray:
-        import torch
-
         todo = list(dict.fromkeys(p for p in pairs if p not in self.memo))
         if self.quant != "fp32":
             batch = 1  # int8 activations are scaled per call: a pair alone has one score
         for i in range(0, len(todo), batch):
             part = todo[i:i + batch]
-            enc = self.tokenizer([q for q, _ in part], [m for _, m in part], truncation=True,
-                                 max_length=self.max_length, padding=True, return_tensors="pt")
-            with torch.inference_mode():
-                logits = self.model(**enc).logits.reshape(-1).tolist()
-            self.memo.update(zip(part, (float(v) for v in logits), strict=True))
+            self.memo.update(zip(part, self._logits(part), strict=True))
         if len(self.memo) > 200_000:  # a long-lived process keeps the newest pairs only
             for k in list(self.memo)[:100_000]:
                 del self.memo[k]
         return np.array([self.memo[p] for p in pairs], dtype=np.float64)
 
+    def _logits(self, part: Sequence[tuple[str, str]]) -> list[float]:
+        onnx = isinstance(self.model, OrtCross)
+        enc = self.tokenizer([q for q, _ in part], [m for _, m in part], truncation=True,
+                             max_length=self.max_length, padding=True, return_tensors="np" if onnx else "pt")
+        if onnx:
+            return [float(v) for v in self.model(enc)]
+        import torch
+
+        with torch.inference_mode():
+            return [float(v) for v in self.model(**enc).logits.reshape(-1).tolist()]
+
+
+class OrtCross:
+    """An onnxruntime session of the exported cross-encoder: one logit per row of a tokenized batch."""
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = so.inter_op_num_threads = 1  # one thread: a pair's logit never depends on it
+        self.session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, enc: Any) -> np.ndarray:
+        feeds = {k: np.asarray(enc[k], dtype=np.int64) for k in self.inputs}
+        return np.asarray(self.session.run(None, feeds)[0], dtype=np.float64).reshape(-1)
+
 
 _LOADED: dict[str, CrossScorer] = {}
-QUANTS = ("fp32", "int8")
+QUANTS = ("fp32", "int8", "onnx-int8")
 # torch's dynamic quantization: int8 weights per output channel, activations quantized per call
 INT8_SCHEME = {"api": "torch.ao.quantization.quantize_dynamic", "modules": "every torch.nn.Linear",
                "qconfig": "per_channel_dynamic_qconfig", "dtype": "qint8"}
 INT8_FILE = "model.int8.pt"
+# the fp32 weights exported by torch.onnx, then onnxruntime's dynamic quantization
+ONNX_INT8_SCHEME = {"export": "torch.onnx.export (TorchScript), opset 17, dynamic batch and length",
+                    "api": "onnxruntime.quantization.quantize_dynamic", "weight_type": "QInt8", "per_channel": True}
+ONNX_INT8_FILE = "model.int8.onnx"
+ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+ONNX_CHECK_TOL = 1e-3  # fp32 export against torch, max |logit difference| on the probe pairs
+PROBE_PAIRS = (("what's my doctor's name?", "saw dr okafor again today, knee still sore"),
+               ("which city does she live in", "Client moved to Bristol (per call 03/04)."),
+               ("?", ""), ("how much is the rent", "rent is £1,150 pcm, paid on the 1st " * 8))
 
 
 def _fp32(key: str) -> tuple[Path, dict[str, Any]]:
@@ -382,7 +420,75 @@ def build_int8(key: str, log: Any = print) -> Path:
     return out
 
 
-RECORD_KEYS = {"fp32": "weights_sha256", "int8": "int8_weights_sha256"}  # `weights_record`'s sha256 per quant
+def onnx_int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
+    """``<cache>/cross/onnx-int8-<sha256 of (fp32 weights, torch, onnx, onnxruntime, scheme)>``."""
+    from importlib.metadata import version
+
+    meta = meta if meta is not None else _fp32(key)[1]
+    return cross_dir("onnx-int8-" + digest({"fp32_weights": meta["weights_sha256"], "torch": version("torch"),
+                                            "onnx": version("onnx"), "onnxruntime": version("onnxruntime"),
+                                            "scheme": ONNX_INT8_SCHEME}))
+
+
+def _export_checked(model: Any, tok: Any, path: Path, max_length: int) -> float:
+    """Export the fp32 model to ``path`` and return its largest logit gap to torch on `PROBE_PAIRS`."""
+    import warnings
+
+    import torch
+
+    enc = tok([q for q, _ in PROBE_PAIRS], [m for _, m in PROBE_PAIRS], truncation=True, max_length=max_length,
+              padding=True, return_tensors="pt")
+    args = tuple(enc[k] for k in ONNX_INPUTS)
+    with warnings.catch_warnings():  # torch's notices about the TorchScript exporter
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, str(path), input_names=list(ONNX_INPUTS), output_names=["logits"],
+                          dynamic_axes={k: {0: "batch", 1: "tokens"} for k in ONNX_INPUTS}, opset_version=17,
+                          dynamo=False)
+    with torch.inference_mode():
+        want = model(**enc).logits.reshape(-1).numpy()
+    got = OrtCross(path)({k: v.numpy() for k, v in enc.items()})
+    return float(np.abs(got - want).max())
+
+
+def build_onnx_int8(key: str, log: Any = print) -> Path:
+    """Export the verified fp32 build ``key`` to ONNX (checked against torch) and quantize it
+    (`ONNX_INT8_SCHEME`), or find it in the cache."""
+    from importlib.metadata import version
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    d, meta = _fp32(key)
+    out = onnx_int8_dir(key, meta)
+    if (out / "manifest.json").is_file():
+        log(f"onnx int8 cross-encoder already built: {out}")
+        return out
+    model, tok = _fp32_model(d)
+    tmp = out.with_name(out.name + ".tmp")
+    remove_partial(tmp)
+    tmp.mkdir(parents=True)
+    fp = tmp / "model.fp32.onnx"
+    gap = _export_checked(model, tok, fp, int(meta["settings"]["max_length"]))
+    if not gap <= ONNX_CHECK_TOL:
+        remove_partial(tmp)
+        raise ValueError(f"answerability v4: the ONNX export of cross-encoder {key[:12]} differs from torch by "
+                         f"{gap:.2e} on the probe pairs (over {ONNX_CHECK_TOL}); nothing was written")
+    quantize_dynamic(str(fp), str(tmp / ONNX_INT8_FILE), weight_type=QuantType.QInt8, per_channel=True)
+    fp.unlink()
+    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "export_max_logit_gap": gap,
+                **{p: version(p) for p in ("torch", "onnx", "onnxruntime")}, "scheme": ONNX_INT8_SCHEME,
+                "machine": machine_kind(), "weights_sha256": _sha256(tmp / ONNX_INT8_FILE)}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    remove_partial(out)
+    tmp.replace(out)
+    log(f"wrote {out}")
+    return out
+
+
+# each quantized copy: its folder, its file and what its manifest is called in messages
+COPIES: dict[str, tuple[Any, str, str]] = {"int8": (int8_dir, INT8_FILE, "int8"),
+                                           "onnx-int8": (onnx_int8_dir, ONNX_INT8_FILE, "onnx int8")}
+# `weights_record`'s sha256 per quant
+RECORD_KEYS = {"fp32": "weights_sha256", "int8": "int8_weights_sha256", "onnx-int8": "onnx_int8_weights_sha256"}
 
 
 def _machine(m: Any) -> str:
@@ -408,24 +514,25 @@ def check_weights(key: str, quant: str, got: dict[str, str], record: dict[str, A
 
 
 def weights_record(key: str, quant: str = "fp32") -> dict[str, Any]:
-    """What a v4 file records of the build it is fitted on: its weights' sha256 (fp32, and int8 when
-    int8, each checked against its file) and the machine that trained it."""
+    """What a v4 file records of the build it is fitted on: its weights' sha256 (fp32, and the quantized
+    copy's when ``quant`` names one, each checked against its file) and the machine that trained it."""
     _, meta = _fp32(key)
     out: dict[str, Any] = {RECORD_KEYS["fp32"]: meta["weights_sha256"]}
-    if quant == "int8":
-        qd = int8_dir(key, meta)
+    if quant in COPIES:
+        where, file, name = COPIES[quant]
+        qd = where(key, meta)
         qmeta = json.loads((qd / "manifest.json").read_text(encoding="utf-8")) if (qd / "manifest.json").is_file() else {}
-        if not (qd / INT8_FILE).is_file() or _sha256(qd / INT8_FILE) != qmeta.get("weights_sha256"):
-            raise ValueError(f"answerability v4: int8 cross-encoder of {key[:12]} at {qd} is missing or damaged; "
+        if not (qd / file).is_file() or _sha256(qd / file) != qmeta.get("weights_sha256"):
+            raise ValueError(f"answerability v4: {name} cross-encoder of {key[:12]} at {qd} is missing or damaged; "
                              f"run {MAKE_TARGET}")
-        out[RECORD_KEYS["int8"]] = qmeta["weights_sha256"]
+        out[RECORD_KEYS[quant]] = qmeta["weights_sha256"]
     out["machine"] = meta.get("machine")
     return out
 
 
 def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = None,
                where: str = "answerability v4") -> CrossScorer:
-    """The cross-encoder built under ``key`` (cached per process), fp32 or its int8 copy; one line naming
+    """The cross-encoder built under ``key`` (cached per process), fp32 or a quantized copy (`COPIES`); one line naming
     the make target when absent or damaged. ``expect`` (a v4 file's `weights_record` of the build it was
     fitted on): other weights are refused in one line (`check_weights`), before any model loads."""
     if quant not in QUANTS:
@@ -438,21 +545,28 @@ def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = No
         return s
     d, meta = _fp32(key)
     weights = {"fp32": str(meta["weights_sha256"])}
-    qd = int8_dir(key, meta) if quant == "int8" else None
+    qd = COPIES[quant][0](key, meta) if quant in COPIES else None
     if qd is not None:  # checked before any model loads
+        _, file, name = COPIES[quant]
         qm = qd / "manifest.json"
         if not qm.is_file():
-            raise ValueError(f"answerability v4: int8 cross-encoder of {key[:12]} is not built at {qd}; "
+            raise ValueError(f"answerability v4: {name} cross-encoder of {key[:12]} is not built at {qd}; "
                              f"run {MAKE_TARGET}")
         qmeta = json.loads(qm.read_text(encoding="utf-8"))
-        if not (qd / INT8_FILE).is_file() or _sha256(qd / INT8_FILE) != qmeta.get("weights_sha256"):
-            raise ValueError(f"answerability v4: int8 cross-encoder weights at {qd} are missing or damaged; "
+        if not (qd / file).is_file() or _sha256(qd / file) != qmeta.get("weights_sha256"):
+            raise ValueError(f"answerability v4: {name} cross-encoder weights at {qd} are missing or damaged; "
                              f"delete the folder and run {MAKE_TARGET}")
-        weights["int8"] = str(qmeta["weights_sha256"])
+        weights[quant] = str(qmeta["weights_sha256"])
     if expect is not None:
         check_weights(key, quant, weights, expect, where, meta.get("machine"))
-    model, tok = _fp32_model(d)
-    if qd is not None:
+    if quant == "onnx-int8" and qd is not None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import AutoTokenizer
+
+        model, tok = OrtCross(qd / ONNX_INT8_FILE), AutoTokenizer.from_pretrained(str(d))  # sha256 checked above
+    else:
+        model, tok = _fp32_model(d)
+    if quant == "int8" and qd is not None:
         import torch
 
         model = _quantize(model)
@@ -463,12 +577,13 @@ def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = No
 
 
 def tool(cfg: dict[str, Any]) -> int:
-    """``widemem-bench answer_cross`` (``make answer-cross``): build or find the cross-encoder and its int8 copy."""
+    """``widemem-bench answer_cross`` (``make answer-cross``): build or find the cross-encoder and its int8 copies."""
     from widemem_bench.answerability.cross_train import build_cross
 
     key = build_cross(str(cfg["embedder"])).name
     print(f"cross-encoder: {cross_dir(key)}")
     print(f"int8 cross-encoder: {build_int8(key)}")
+    print(f"onnx int8 cross-encoder: {build_onnx_int8(key)}")
     return 0
 
 
@@ -478,6 +593,27 @@ def remove_partial(path: Path) -> None:
         shutil.rmtree(path)
 
 
-__all__ = ["BASE_SHA256", "CROSS_SPLITS", "QUANTS", "SETTINGS", "CrossScorer", "base_dir", "build_int8", "cache_key",
-           "check_weights", "cross_dir", "dev_pairs", "int8_dir", "is_cross_user", "load_cross", "machine_kind",
-           "question_pairs", "select_digest", "select_searches", "weights_record"]
+__all__ = [
+    "BASE_SHA256",
+    "CROSS_SPLITS",
+    "QUANTS",
+    "SETTINGS",
+    "CrossScorer",
+    "OrtCross",
+    "base_dir",
+    "build_int8",
+    "build_onnx_int8",
+    "cache_key",
+    "check_weights",
+    "cross_dir",
+    "dev_pairs",
+    "int8_dir",
+    "is_cross_user",
+    "load_cross",
+    "machine_kind",
+    "onnx_int8_dir",
+    "question_pairs",
+    "select_digest",
+    "select_searches",
+    "weights_record",
+]

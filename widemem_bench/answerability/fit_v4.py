@@ -50,7 +50,8 @@ from widemem_bench.answerability.v4 import (
 )
 
 # the cross-encoder reading that make fit-v4 fits (DESIGN_LOG V5: chosen on development data for speed)
-VERSION: dict[str, Any] = {"version": "4.3", "cross_quant": "int8", "cross_top_k": 1}
+# (V10: v4.4 reads the onnxruntime int8 copy of v4.3's cross-encoder, for speed)
+VERSION: dict[str, Any] = {"version": "4.4", "cross_quant": "onnx-int8", "cross_top_k": 1}
 
 
 class V4Scorer(V3Scorer):
@@ -86,13 +87,21 @@ def _figures(f: Any, prob: np.ndarray, held: np.ndarray, users: np.ndarray, worl
 def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any, Any, np.ndarray, Any, dict[str, Any]]:
     """(searches, their frame, v4 feature rows, development metas, cross-encoder facts) of the fit."""
     from widemem_bench.answerability.cross import SETTINGS as CROSS_SETTINGS
-    from widemem_bench.answerability.cross import build_int8, cross_dir, load_cross, weights_record
+    from widemem_bench.answerability.cross import (
+        build_int8,
+        build_onnx_int8,
+        cross_dir,
+        load_cross,
+        weights_record,
+    )
     from widemem_bench.answerability.cross_train import build_cross
     from widemem_bench.embedders import load_embedder
 
     key = build_cross(name).name  # the cached build, or a one-time training run
     if version["cross_quant"] == "int8":
         build_int8(key)
+    elif version["cross_quant"] == "onnx-int8":
+        build_onnx_int8(key)
     cross = load_cross(key, version["cross_quant"])
     emb = load_embedder(name)
     s, metas = dev_searches(emb, available_worlds(opts.worlds))
