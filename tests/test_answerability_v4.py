@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from widemem_bench.answerability import cross
+from widemem_bench.answerability import cross, cross_quant
 from widemem_bench.answerability.trees import fit_trees
 from widemem_bench.answerability.v2 import encoder_fn
 from widemem_bench.answerability.v4 import (
@@ -206,10 +206,10 @@ def _fake_build(root, key: str, weights: bytes = b"fp32 weights", int8: bytes | 
     (d / "manifest.json").write_text(json.dumps({"weights_sha256": shas["fp32"], "settings": {"max_length": 64},
                                                  "machine": machine}))
     if int8 is not None:
-        q = cross.int8_dir(key)
+        q = cross_quant.int8_dir(key)
         q.mkdir(parents=True)
-        (q / cross.INT8_FILE).write_bytes(int8)
-        shas["int8"] = cross._sha256(q / cross.INT8_FILE)
+        (q / cross_quant.INT8_FILE).write_bytes(int8)
+        shas["int8"] = cross._sha256(q / cross_quant.INT8_FILE)
         (q / "manifest.json").write_text(json.dumps({"weights_sha256": shas["int8"]}))
     return shas
 
@@ -315,7 +315,7 @@ def test_int8_missing_or_unknown_is_one_line(tmp_path, monkeypatch, quant: str) 
     (d / "manifest.json").write_text(json.dumps({"weights_sha256": sha, "settings": {"max_length": 64}}))
     with pytest.raises(ValueError, match=r"int8 cross-encoder .* not built .* make answer-cross"):
         cross.load_cross("e" * 64, quant)
-    where, file, _ = cross.COPIES[quant]
+    where, file, _ = cross_quant.COPIES[quant]
     q = where("e" * 64)
     q.mkdir(parents=True)
     (q / "manifest.json").write_text(json.dumps({"weights_sha256": "0" * 64}))
@@ -333,7 +333,7 @@ def _tiny_build(root, key: str) -> None:
 
     d = root / "cross" / key
     d.mkdir(parents=True)
-    words = "what which when is my the a name time city doctor lives in moved to on at dr she he".split()
+    words = ["what", "which", "when", "is", "my", "the", "a", "name", "time", "city", "doctor", "lives", "in", "moved", "to", "on", "at", "dr", "she", "he"]
     (d / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "?", ","]) + "\n")
     BertTokenizerFast(str(d / "vocab.txt")).save_pretrained(str(d))
     torch.manual_seed(0)
@@ -350,13 +350,13 @@ def test_onnx_int8_copy_is_built_checked_and_read(tmp_path, monkeypatch) -> None
     monkeypatch.setenv("WIDEMEM_BENCH_CACHE", str(tmp_path))
     key = "d" * 64
     _tiny_build(tmp_path, key)
-    out = cross.build_onnx_int8(key, log=lambda _: None)
+    out = cross_quant.build_onnx_int8(key, log=lambda _: None)
     meta = json.loads((out / "manifest.json").read_text())
-    assert meta["export_max_logit_gap"] <= cross.ONNX_CHECK_TOL
-    assert meta["weights_sha256"] == cross._sha256(out / cross.ONNX_INT8_FILE)
+    assert meta["export_max_logit_gap"] <= cross_quant.ONNX_CHECK_TOL
+    assert meta["weights_sha256"] == cross._sha256(out / cross_quant.ONNX_INT8_FILE)
     assert not (out / "model.fp32.onnx").exists()
     said: list[str] = []
-    assert cross.build_onnx_int8(key, log=said.append) == out and "already built" in said[0]
+    assert cross_quant.build_onnx_int8(key, log=said.append) == out and "already built" in said[0]
     pairs = [("what is my doctor's name?", "dr she lives in the city"), ("which city?", "moved to a city on time"),
              ("when", "")]
     try:

@@ -34,7 +34,7 @@ file records the sha256 of the weights it was fitted on (fp32 and int8), and `lo
 given them, refuses other weights in one line naming ``make answer-cross`` and ``make fit-v4``:
 the file's cut-offs are certified for its own weights only.
 
-v4.1 reads an int8 copy (`build_int8`, also ``make answer-cross``): torch's dynamic
+v4.1 reads an int8 copy (`cross_quant.build_int8`, also ``make answer-cross``): torch's dynamic
 quantization of every Linear layer (per-channel int8 weights, activations quantized per
 call) from the verified fp32 weights, cached under ``<cache>/cross/int8-<sha256 of (fp32
 weights, torch version, scheme)>``. Because the activations' scale is set per call, a pair's
@@ -42,7 +42,7 @@ int8 logit would move with the other pairs of its batch; `CrossScorer` therefore
 int8 model one pair per call, so a pair has one score wherever it is scored (fit, engine,
 report).
 
-v4.4 reads an onnxruntime int8 copy instead (`build_onnx_int8`, also ``make answer-cross``):
+v4.4 reads an onnxruntime int8 copy instead (`cross_quant.build_onnx_int8`, also ``make answer-cross``):
 the verified fp32 weights exported once with ``torch.onnx`` (checked against torch on probe
 pairs), then onnxruntime's dynamic quantization (per-channel int8 weights), cached under
 ``<cache>/cross/onnx-int8-<sha256 of (fp32 weights, torch, onnx, onnxruntime, scheme)>``. Why:
@@ -310,7 +310,7 @@ class CrossScorer:
         return np.array([self.memo[p] for p in pairs], dtype=np.float64)
 
     def _logits(self, part: Sequence[tuple[str, str]]) -> list[float]:
-        onnx = isinstance(self.model, OrtCross)
+        onnx = getattr(self.model, "takes_numpy", False)  # `cross_quant.OrtCross`
         enc = self.tokenizer([q for q, _ in part], [m for _, m in part], truncation=True,
                              max_length=self.max_length, padding=True, return_tensors="np" if onnx else "pt")
         if onnx:
@@ -321,39 +321,8 @@ class CrossScorer:
             return [float(v) for v in self.model(**enc).logits.reshape(-1).tolist()]
 
 
-class OrtCross:
-    """An onnxruntime session of the exported cross-encoder: one logit per row of a tokenized batch."""
-
-    def __init__(self, path: Path) -> None:
-        import onnxruntime as ort
-
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = so.inter_op_num_threads = 1  # one thread: a pair's logit never depends on it
-        self.session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-        self.inputs = [i.name for i in self.session.get_inputs()]
-
-    def __call__(self, enc: Any) -> np.ndarray:
-        feeds = {k: np.asarray(enc[k], dtype=np.int64) for k in self.inputs}
-        return np.asarray(self.session.run(None, feeds)[0], dtype=np.float64).reshape(-1)
-
-
 _LOADED: dict[str, CrossScorer] = {}
 QUANTS = ("fp32", "int8", "onnx-int8")
-# torch's dynamic quantization: int8 weights per output channel, activations quantized per call
-INT8_SCHEME = {"api": "torch.ao.quantization.quantize_dynamic", "modules": "every torch.nn.Linear",
-               "qconfig": "per_channel_dynamic_qconfig", "dtype": "qint8"}
-INT8_FILE = "model.int8.pt"
-# the fp32 weights exported by torch.onnx, then onnxruntime's dynamic quantization
-ONNX_INT8_SCHEME = {"export": "torch.onnx.export (TorchScript), opset 17, dynamic batch and length",
-                    "api": "onnxruntime.quantization.quantize_dynamic", "weight_type": "QInt8", "per_channel": True}
-ONNX_INT8_FILE = "model.int8.onnx"
-ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-ONNX_CHECK_TOL = 1e-3  # fp32 export against torch, max |logit difference| on the probe pairs
-PROBE_PAIRS = (("what's my doctor's name?", "saw dr okafor again today, knee still sore"),
-               ("which city does she live in", "Client moved to Bristol (per call 03/04)."),
-               ("?", ""), ("how much is the rent", "rent is £1,150 pcm, paid on the 1st " * 8))
-
-
 def _fp32(key: str) -> tuple[Path, dict[str, Any]]:
     """The fp32 build's folder and manifest, its weights' sha256 checked."""
     d = cross_dir(key)
@@ -375,118 +344,6 @@ def _fp32_model(d: Path) -> tuple[Any, Any]:
     return AutoModelForSequenceClassification.from_pretrained(str(d)).eval(), AutoTokenizer.from_pretrained(str(d))
 
 
-def _quantize(model: Any) -> Any:
-    import warnings
-
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
-
-    torch.set_num_threads(1)
-    with warnings.catch_warnings():  # torch's notice that eager quantization moves to torchao
-        warnings.simplefilter("ignore")
-        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8).eval()
-
-
-def int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
-    """``<cache>/cross/int8-<sha256 of (fp32 weights, torch version, scheme)>``."""
-    import torch
-
-    meta = meta if meta is not None else _fp32(key)[1]
-    return cross_dir("int8-" + digest({"fp32_weights": meta["weights_sha256"], "torch": torch.__version__,
-                                       "scheme": INT8_SCHEME}))
-
-
-def build_int8(key: str, log: Any = print) -> Path:
-    """Quantize the verified fp32 build ``key`` to int8 (`INT8_SCHEME`), or find it in the cache."""
-    import torch
-
-    d, meta = _fp32(key)
-    out = int8_dir(key, meta)
-    if (out / "manifest.json").is_file():
-        log(f"int8 cross-encoder already built: {out}")
-        return out
-    model, _ = _fp32_model(d)
-    q = _quantize(model)
-    tmp = out.with_name(out.name + ".tmp")
-    remove_partial(tmp)
-    tmp.mkdir(parents=True)
-    torch.save(q.state_dict(), tmp / INT8_FILE)
-    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "torch": torch.__version__,
-                "scheme": INT8_SCHEME, "machine": machine_kind(), "weights_sha256": _sha256(tmp / INT8_FILE)}
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    remove_partial(out)
-    tmp.replace(out)
-    log(f"wrote {out}")
-    return out
-
-
-def onnx_int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
-    """``<cache>/cross/onnx-int8-<sha256 of (fp32 weights, torch, onnx, onnxruntime, scheme)>``."""
-    from importlib.metadata import version
-
-    meta = meta if meta is not None else _fp32(key)[1]
-    return cross_dir("onnx-int8-" + digest({"fp32_weights": meta["weights_sha256"], "torch": version("torch"),
-                                            "onnx": version("onnx"), "onnxruntime": version("onnxruntime"),
-                                            "scheme": ONNX_INT8_SCHEME}))
-
-
-def _export_checked(model: Any, tok: Any, path: Path, max_length: int) -> float:
-    """Export the fp32 model to ``path`` and return its largest logit gap to torch on `PROBE_PAIRS`."""
-    import warnings
-
-    import torch
-
-    enc = tok([q for q, _ in PROBE_PAIRS], [m for _, m in PROBE_PAIRS], truncation=True, max_length=max_length,
-              padding=True, return_tensors="pt")
-    args = tuple(enc[k] for k in ONNX_INPUTS)
-    with warnings.catch_warnings():  # torch's notices about the TorchScript exporter
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, args, str(path), input_names=list(ONNX_INPUTS), output_names=["logits"],
-                          dynamic_axes={k: {0: "batch", 1: "tokens"} for k in ONNX_INPUTS}, opset_version=17,
-                          dynamo=False)
-    with torch.inference_mode():
-        want = model(**enc).logits.reshape(-1).numpy()
-    got = OrtCross(path)({k: v.numpy() for k, v in enc.items()})
-    return float(np.abs(got - want).max())
-
-
-def build_onnx_int8(key: str, log: Any = print) -> Path:
-    """Export the verified fp32 build ``key`` to ONNX (checked against torch) and quantize it
-    (`ONNX_INT8_SCHEME`), or find it in the cache."""
-    from importlib.metadata import version
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    d, meta = _fp32(key)
-    out = onnx_int8_dir(key, meta)
-    if (out / "manifest.json").is_file():
-        log(f"onnx int8 cross-encoder already built: {out}")
-        return out
-    model, tok = _fp32_model(d)
-    tmp = out.with_name(out.name + ".tmp")
-    remove_partial(tmp)
-    tmp.mkdir(parents=True)
-    fp = tmp / "model.fp32.onnx"
-    gap = _export_checked(model, tok, fp, int(meta["settings"]["max_length"]))
-    if not gap <= ONNX_CHECK_TOL:
-        remove_partial(tmp)
-        raise ValueError(f"answerability v4: the ONNX export of cross-encoder {key[:12]} differs from torch by "
-                         f"{gap:.2e} on the probe pairs (over {ONNX_CHECK_TOL}); nothing was written")
-    quantize_dynamic(str(fp), str(tmp / ONNX_INT8_FILE), weight_type=QuantType.QInt8, per_channel=True)
-    fp.unlink()
-    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "export_max_logit_gap": gap,
-                **{p: version(p) for p in ("torch", "onnx", "onnxruntime")}, "scheme": ONNX_INT8_SCHEME,
-                "machine": machine_kind(), "weights_sha256": _sha256(tmp / ONNX_INT8_FILE)}
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    remove_partial(out)
-    tmp.replace(out)
-    log(f"wrote {out}")
-    return out
-
-
-# each quantized copy: its folder, its file and what its manifest is called in messages
-COPIES: dict[str, tuple[Any, str, str]] = {"int8": (int8_dir, INT8_FILE, "int8"),
-                                           "onnx-int8": (onnx_int8_dir, ONNX_INT8_FILE, "onnx int8")}
 # `weights_record`'s sha256 per quant
 RECORD_KEYS = {"fp32": "weights_sha256", "int8": "int8_weights_sha256", "onnx-int8": "onnx_int8_weights_sha256"}
 
@@ -516,6 +373,8 @@ def check_weights(key: str, quant: str, got: dict[str, str], record: dict[str, A
 def weights_record(key: str, quant: str = "fp32") -> dict[str, Any]:
     """What a v4 file records of the build it is fitted on: its weights' sha256 (fp32, and the quantized
     copy's when ``quant`` names one, each checked against its file) and the machine that trained it."""
+    from widemem_bench.answerability.cross_quant import COPIES
+
     _, meta = _fp32(key)
     out: dict[str, Any] = {RECORD_KEYS["fp32"]: meta["weights_sha256"]}
     if quant in COPIES:
@@ -543,6 +402,14 @@ def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = No
         if expect is not None and getattr(s, "weights", None) is not None:  # a test's stand-in has none
             check_weights(key, quant, s.weights, expect, where, getattr(s, "machine", None))
         return s
+    from widemem_bench.answerability.cross_quant import (
+        COPIES,
+        INT8_FILE,
+        ONNX_INT8_FILE,
+        OrtCross,
+        _quantize,
+    )
+
     d, meta = _fp32(key)
     weights = {"fp32": str(meta["weights_sha256"])}
     qd = COPIES[quant][0](key, meta) if quant in COPIES else None
@@ -578,6 +445,7 @@ def load_cross(key: str, quant: str = "fp32", expect: dict[str, Any] | None = No
 
 def tool(cfg: dict[str, Any]) -> int:
     """``widemem-bench answer_cross`` (``make answer-cross``): build or find the cross-encoder and its int8 copies."""
+    from widemem_bench.answerability.cross_quant import build_int8, build_onnx_int8
     from widemem_bench.answerability.cross_train import build_cross
 
     key = build_cross(str(cfg["embedder"])).name
@@ -593,27 +461,6 @@ def remove_partial(path: Path) -> None:
         shutil.rmtree(path)
 
 
-__all__ = [
-    "BASE_SHA256",
-    "CROSS_SPLITS",
-    "QUANTS",
-    "SETTINGS",
-    "CrossScorer",
-    "OrtCross",
-    "base_dir",
-    "build_int8",
-    "build_onnx_int8",
-    "cache_key",
-    "check_weights",
-    "cross_dir",
-    "dev_pairs",
-    "int8_dir",
-    "is_cross_user",
-    "load_cross",
-    "machine_kind",
-    "onnx_int8_dir",
-    "question_pairs",
-    "select_digest",
-    "select_searches",
-    "weights_record",
-]
+__all__ = ["BASE_SHA256", "CROSS_SPLITS", "QUANTS", "SETTINGS", "CrossScorer", "base_dir", "cache_key", "check_weights",
+           "cross_dir", "dev_pairs", "is_cross_user", "load_cross", "machine_kind", "question_pairs", "select_digest",
+           "select_searches", "weights_record"]

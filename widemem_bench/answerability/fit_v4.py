@@ -17,7 +17,7 @@ fit_v3's machinery with the cross-encoder's features added (`v4.FEATURES_V4`):
    cross-encoder weights it was fitted on (fp32 and int8) and the machine that trained them.
 
 `VERSION` is what ``make fit-v4`` fits: the cross-encoder's reading (``cross_quant``: fp32 or
-its int8 copy, `cross.build_int8`; ``cross_top_k``: how many of the first memories it scores).
+its int8 copy, `cross_quant.build_int8`; ``cross_top_k``: how many of the first memories it scores).
 Version 4.1 (DESIGN_LOG V5): int8 over the rank-1 memory, chosen for speed on development
 data; version 4 (DESIGN_LOG V4, M2) was fp32 over the top 3.
 
@@ -87,13 +87,8 @@ def _figures(f: Any, prob: np.ndarray, held: np.ndarray, users: np.ndarray, worl
 def dev_rows(name: str, opts: FitOptions, version: dict[str, Any]) -> tuple[Any, Any, np.ndarray, Any, dict[str, Any]]:
     """(searches, their frame, v4 feature rows, development metas, cross-encoder facts) of the fit."""
     from widemem_bench.answerability.cross import SETTINGS as CROSS_SETTINGS
-    from widemem_bench.answerability.cross import (
-        build_int8,
-        build_onnx_int8,
-        cross_dir,
-        load_cross,
-        weights_record,
-    )
+    from widemem_bench.answerability.cross import cross_dir, load_cross, weights_record
+    from widemem_bench.answerability.cross_quant import build_int8, build_onnx_int8
     from widemem_bench.answerability.cross_train import build_cross
     from widemem_bench.embedders import load_embedder
 

@@ -9,14 +9,14 @@ first `CROSS_TOP_K` memories, scored in one batch:
 - ``cross_max_cos``: the raw cosine of that memory (a best pair far down the ranking is weaker).
 
 Version 2 ("v4.1", DESIGN_LOG V5) is the same model at a lower cost per search: the file
-names ``cross_quant`` (the int8 copy of the same cross-encoder, `cross.build_int8`) and
+names ``cross_quant`` (the int8 copy of the same cross-encoder, `cross_quant.build_int8`) and
 ``cross_top_k`` (how many of the first memories are scored); a file without them is
 version 1 (fp32, top 3). With ``cross_top_k`` = 1 the three features are the rank-1
 memory's logit (twice) and its cosine. Version 3 ("v4.2", DESIGN_LOG V8) reads the same way
 with a cross-encoder also trained on the hand-written development answer sets (`cross.HAND_FILES`);
 version 4 ("v4.3", DESIGN_LOG V9) the same with three more writers among them; "v4.4" (DESIGN_LOG
 V10) reads v4.3's cross-encoder through its onnxruntime int8 copy (``cross_quant`` "onnx-int8",
-`cross.build_onnx_int8`), refitted on those logits, for speed.
+`cross_quant.build_onnx_int8`), refitted on those logits, for speed.
 
 The model is gradient-boosted trees (`trees.TreeModel`) with (high, moderate, low) cut-offs
 certified by `calibration.certify_ladder`, users as the unit (`answerability.fit_v4`). The
