@@ -26,7 +26,7 @@ PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_l
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 venv-ray lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair clean
+.PHONY: venv venv-extended venv-peers venv-mem0 venv-ray lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair resolver-cross clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(call PROVENANCE,raise SystemExit(m.check_lock()))
@@ -134,6 +134,14 @@ resolver-fit: venv data
 resolver-pair: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_pair
 
+# The pair resolver's cross-encoder (DESIGN_LOG R24): the packaged MiniLM (sha256 checked) fine-tuned on
+# CPU, one thread, seeded, on development (old fact, new fact) pairs only (world A train + validation,
+# world C, world N train, the hand-written development update files), cached OUTSIDE git under
+# ~/.cache/widemem_bench/cross/pair-<sha256> (about 15 min), then its onnxruntime int8 copy; rewrites
+# widemem_bench/engine/files/pair_cross.json and its pin in files/pins.json (commit both).
+resolver-cross: venv data
+	OMP_NUM_THREADS=1 $(WB) resolver_cross
+
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
 # widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
 fit-v3: venv data
@@ -143,13 +151,15 @@ fit-v3: venv data
 # one thread, seeded, deterministic, on development (question, memory) pairs; cached OUTSIDE git under
 # ~/.cache/widemem_bench/cross/<sha256 of base weights, pairs, epoch-choosing searches, code, seed,
 # packages> (never committed); then its int8 copy (torch dynamic quantization of the verified fp32
-# weights, v4.1 reads it) under ~/.cache/widemem_bench/cross/int8-<sha256 of fp32 weights, torch, scheme>.
+# weights, v4.1-v4.3 read it) under ~/.cache/widemem_bench/cross/int8-<sha256 of fp32 weights, torch, scheme>,
+# and its onnxruntime int8 copy (the fp32 weights exported with torch.onnx, checked against torch, then
+# quantized; v4.4 reads it) under ~/.cache/widemem_bench/cross/onnx-int8-<sha256 of fp32 weights, versions, scheme>.
 # Bit-identical on one kind of machine only (the CPU's instruction set picks the kernels): the v4 file
 # records its weights' sha256 and refuses others in one line.
 answer-cross: venv data
 	OMP_NUM_THREADS=1 $(WB) answer_cross embedder=minilm-l6
 
-# Answerability v4 (v3's features + the cross-encoder's; version 4.1: int8 over the rank-1 memory) on
+# Answerability v4 (v3's features + the cross-encoder's; version 4.4: its onnxruntime int8 copy over the rank-1 memory) on
 # development data: rewrites widemem_bench/answerability/files/minilm-l6.v4.json (commit it); builds the
 # cross-encoder and its int8 copy first if absent.
 fit-v4: answer-cross

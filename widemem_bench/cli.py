@@ -63,6 +63,8 @@ TOOLS: dict[str, Tool] = {
     "fit_v4": Tool("widemem_bench.answerability.fit_v4:tool", "fit answerability v4 on the development worlds"),
     "resolver_pair": Tool("widemem_bench.engine.pair_model:tool",
                           "fit the structure resolver's pair scorer on development pairs (engine/files/pair_model.json)"),
+    "resolver_cross": Tool("widemem_bench.answerability.pair_cross:tool",
+                           "build the pair resolver's cross-encoder and its int8 copy, write engine/files/pair_cross.json"),
     "resolver_fit": Tool("widemem_bench.engine.structure_fit:tool", "fit the structure resolver's frame table on development data"),
     "transfer_report": Tool("widemem_bench.experiments.transfer:tool", "the transfer table for one embedder (reports/transfer.md)"),
     "outside_report": Tool("widemem_bench.experiments.outside:tool", "the blind outside answer sets (reports/outside.md)"),

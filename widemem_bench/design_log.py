@@ -31,7 +31,7 @@ LOG_PATH = REPO_ROOT / "reports" / "DESIGN_LOG.md"
 # Methods a decision can change. "generator" = the synthetic worlds' ground truth (a data
 # change, not a method: it marks no method's figures).
 METHODS = ("answerability v1", "answerability v2", "answerability v3", "answerability v4", "calibrated thresholds",
-           "rule resolver", "structure resolver", "language layer", "generator")
+           "rule resolver", "structure resolver", "pair resolver", "language layer", "generator")
 MARK = "†"
 _HEADING = re.compile(r"^### (?P<id>[A-Z]?\d+)\. (?P<date>\d{4}-\d{2}-\d{2}) — (?P<title>.+)$")
 _HEADER = re.compile(r"^`sets: (?P<sets>[^;`]+); changed: (?P<changed>[^;`]+); commit: (?P<commit>[0-9a-f]{7,40}|none)`$")

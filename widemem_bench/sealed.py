@@ -59,6 +59,7 @@ SETS: dict[str, str] = {
     "world N fresh 2": "measuring",
     "world N fresh 3": "measuring",
     "world N fresh 4": "measuring",
+    "world N fresh 5": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -277,6 +278,12 @@ FRESH_N4: dict[str, Any] = {**FRESH_N, "seed": 2615}
 FRESH_SPLIT4 = "fresh4"
 
 
+# The pair resolver's measuring read (issue 26: fresh to fresh 4 were read by structure versions
+# 2 to 3.2): world N's generator, a seed never used before.
+FRESH_N5: dict[str, Any] = {**FRESH_N, "seed": 2616}
+FRESH_SPLIT5 = "fresh5"
+
+
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
@@ -308,6 +315,11 @@ def _world_n_fresh4() -> Any:
     return _world_n_fresh(FRESH_N4, FRESH_SPLIT4, "i")
 
 
+def _world_n_fresh5() -> Any:
+    """World N's fifth fresh users (`FRESH_N5`), in memory, never saved; split "fresh5"."""
+    return _world_n_fresh(FRESH_N5, FRESH_SPLIT5, "j")
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -328,3 +340,4 @@ register("world N fresh", _world_n_fresh, "world N's generator, fresh users (sea
 register("world N fresh 2", _world_n_fresh2, "world N's generator, fresh users (sealed.FRESH_N2), in memory")
 register("world N fresh 3", _world_n_fresh3, "world N's generator, fresh users (sealed.FRESH_N3), in memory")
 register("world N fresh 4", _world_n_fresh4, "world N's generator, fresh users (sealed.FRESH_N4), in memory")
+register("world N fresh 5", _world_n_fresh5, "world N's generator, fresh users (sealed.FRESH_N5), in memory")

@@ -19,7 +19,7 @@ from widemem_bench.engine.modes import validate_mode
 from widemem_bench.engine.recency import WIDEMEM_DECAY, validate_decay
 from widemem_bench.engine.ymyl import YMYL_CATEGORIES, validate_categories, validate_classifier
 
-RESOLVERS: tuple[str, ...] = ("append", "rule", "structure", "oracle", "llm")
+RESOLVERS: tuple[str, ...] = ("append", "rule", "structure", "pair", "oracle", "llm")
 EXTRACTORS: tuple[str, ...] = ("verbatim", "rule", "llm")
 CONFIDENCE_SOURCES: tuple[str, ...] = ("similarity", "answerability", "answerability_v2", "answerability_v3",
                                        "answerability_v4", "answerability_v1")
@@ -151,8 +151,9 @@ class EngineConfig:
       widemem's extraction LLM gives).
 
     Pipeline
-    - ``resolver``: append | rule | structure | oracle | llm (``RESOLVERS``;
-      structure: version 3.1, the parse and a pair scorer, opt-in); ``candidate_k`` nearest
+    - ``resolver``: append | rule | structure | pair | oracle | llm (``RESOLVERS``;
+      structure: version 3.2, the parse and a pair scorer; pair: structure's gate and a
+      cross-encoder over (old, new), ``make resolver-cross``, opt-in); ``candidate_k`` nearest
       memories of the same user (5); ``similarity_floor`` None (widemem has
       none; the seed text describes 0.6) or a cosine in [0, 1].
     - ``extractor``: verbatim | rule | llm.

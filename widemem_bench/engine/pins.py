@@ -18,7 +18,8 @@ from pathlib import Path
 FILES = Path(__file__).parent / "files"
 PINS = FILES / "pins.json"
 # which make target writes each pinned file (and its pin)
-TARGETS = {"pair_model.json": "make resolver-pair", "structure_frames.json": "make resolver-fit"}
+TARGETS = {"pair_model.json": "make resolver-pair", "structure_frames.json": "make resolver-fit",
+           "pair_cross.json": "make resolver-cross"}
 
 
 def sha256(data: bytes) -> str:

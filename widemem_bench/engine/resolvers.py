@@ -305,6 +305,31 @@ class StructureResolver:
         return (None, ask) if ask else (Action("ADD", i), [])
 
 
+class PairResolver(StructureResolver):
+    """Version 1 (DESIGN_LOG R24): the structure resolver's gate, its pairs scored by a cross-encoder.
+
+    The same gate as ``structure`` (never across explicit owners, never a frame the table knows
+    holds several values, no additive cue, an unparsable fact supersedes nothing, an identical
+    fact is NONE); what the gate leaves is scored by a cross-encoder over (old fact, new fact)
+    fine-tuned on development pairs, hand-written ones among them (:mod:`.pair_cross`, ``make
+    resolver-cross``), and the highest p(superseded) above its threshold is UPDATEd: the
+    old memory superseded, never deleted (``unsupersede`` restores it). It drops 3.2's
+    cross-subject refusal, whose subject-role classes are the generators' relation labels and
+    which refused most hand-written updates (R22). Without the built cross-encoder it is refused
+    in one line naming ``make resolver-cross``.
+    """
+
+    name = "pair"
+
+    def __init__(self, table: FrameTable | None = None, parser: Parser | None = None,
+                 pair: PairModel | None = None) -> None:
+        if pair is None:
+            from . import pair_cross
+
+            pair = pair_cross.load_pair_scorer()
+        super().__init__(table, parser, pair)
+
+
 class OracleResolver:
     """Gold slots: a candidate with the fact's ``slot`` is UPDATEd (NONE if identical)."""
 
@@ -406,7 +431,7 @@ class LLMResolver:
             return [Action("ADD", i) for i in range(len(facts))]
 
 
-RESOLVERS: Sequence[str] = ("append", "rule", "structure", "oracle", "llm")
+RESOLVERS: Sequence[str] = ("append", "rule", "structure", "pair", "oracle", "llm")
 
 
 def make_resolver(name: str, client: ChatClient | None = None) -> Resolver:
@@ -417,6 +442,8 @@ def make_resolver(name: str, client: ChatClient | None = None) -> Resolver:
         return RuleResolver()
     if name == "structure":
         return StructureResolver()
+    if name == "pair":
+        return PairResolver()
     if name == "oracle":
         return OracleResolver()
     if name == "llm":

@@ -37,11 +37,11 @@ from widemem_bench.experiments.resolver_ceiling import candidate_ranks, ceiling_
 from widemem_bench.metrics.bootstrap import bootstrap_ci
 from widemem_bench.metrics.registry import METRICS, register
 
-RESOLVERS = ("append", "rule", "structure", "oracle")
+RESOLVERS = ("append", "rule", "structure", "pair", "oracle")
 RATE_METRIC = "resolver_event_rate"
 # Measuring sets with no dataset config: params.sets name -> sealed split (structure v2's fresh read).
 FRESH = {"world_n_fresh": "world N fresh", "world_n_fresh2": "world N fresh 2", "world_n_fresh3": "world N fresh 3",
-         "world_n_fresh4": "world N fresh 4"}
+         "world_n_fresh4": "world N fresh 4", "world_n_fresh5": "world N fresh 5"}
 
 
 def _rate(hits: Any, den: Any) -> float:

@@ -32,7 +32,7 @@ def _md_table(df: pd.DataFrame) -> str:
 _WORLD = {"timelines": "world A", "timelines_small": "world A", "world_b": "world B", "world_c": "world C",
           "world_n": "world N"}
 _FRESH = re.compile(r"fresh(\d+)")
-_METHOD = {"rule": "rule resolver", "structure": "structure resolver"}
+_METHOD = {"rule": "rule resolver", "structure": "structure resolver", "pair": "pair resolver"}
 
 
 def log_set(set_name: str, split: str) -> str:
@@ -154,7 +154,7 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
         "Survival = a superseded fact's wording is still stored right after the statement that superseded "
         "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
-        "cluster-bootstrap intervals (users resampled). † on a rule or structure row = a decision of that resolver saw this "
+        "cluster-bootstrap intervals (users resampled). † on a rule, structure or pair row = a decision of that resolver saw this "
         "set's numbers, read from the entry headers of reports/DESIGN_LOG.md"
         + (" (" + "; ".join(f"{k}: {v}" for k, v in notes.items()) + ")" if notes else "") + ". "
         "Held-out rows come first. Role: world A's holdout (and world N's, when built) is for measuring; "
@@ -179,7 +179,9 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "false updates are places it cannot tell a part of a town from a town (\"lives in Saltmarsh\"). "
         "`structure` (engine/structure.py) reads (owner, frame, value) from the spaCy parse and updates "
         "only on the same owner, one frame class of the frame table fitted on development data, a frame "
-        "holding one value at a time and another value.",
+        "holding one value at a time and another value. `pair` keeps `structure`'s gate and scores what it "
+        "leaves with a cross-encoder over (old fact, new fact) fine-tuned on development pairs, hand-written "
+        "ones among them (engine/pair_cross.py, `make resolver-cross`).",
         "",
         render_ceiling(ceiling, seen) if ceiling is not None else "",
     ])

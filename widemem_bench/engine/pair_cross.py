@@ -1,0 +1,125 @@
+"""The ``pair`` resolver's scorer at run time: its cross-encoder's onnxruntime int8 copy.
+
+The ``pair`` resolver is the ``structure`` resolver's gate with another pair scorer: a
+cross-encoder over (old fact, new fact), the packaged MiniLM fine-tuned on development pairs
+only (world A train + validation, world C, world N train, and the hand-written development
+update files; ``make resolver-cross``, `answerability.pair_cross`, DESIGN_LOG R24). Why: on
+hand-written text the structure resolver's trees score the pairs a writer means as updates
+low (pair AUROC 0.77, R22), and a cross-encoder trained on six writers scored three unseen
+writers' pairs at 0.94-0.97 (R23).
+
+`RECORD` (committed, written by ``make resolver-cross``) names the build: its cache folder,
+the sha256 of the int8 file it was measured with, the threshold and the tokenizer's length.
+The file is read from ``<cache>/cross/`` and its sha256 checked; another build (another kind of
+CPU trains other weights) or none is refused in one line naming ``make resolver-cross``.
+One pair per call, one thread: onnxruntime quantizes activations per call, so a pair's score
+never depends on the pairs scored with it. Scores are memoised per (old, new) text pair.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RECORD = Path(__file__).parent / "files" / "pair_cross.json"
+MAKE_TARGET = "make resolver-cross"
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_record(path: Path | None = None) -> dict[str, Any]:
+    """The committed record (its bytes checked against their pin, `pins`), or the file ``path``."""
+    from .pins import read_pinned
+
+    p = path or RECORD
+    if not p.is_file():
+        raise ValueError(f"resolver 'pair': no record {p}; build it with {MAKE_TARGET}")
+    try:
+        rec = json.loads(read_pinned(p) if path is None else p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    missing = [k for k in ("key", "onnx_folder", "onnx_int8_weights_sha256", "threshold", "max_length") if k not in rec]
+    if missing:
+        raise ValueError(f"{p}: missing keys {missing}")
+    if not 0.0 < float(rec["threshold"]) < 1.0:
+        raise ValueError(f"{p}: threshold must be in (0, 1), got {rec['threshold']!r}")
+    return rec
+
+
+class PairCrossScorer:
+    """`resolvers.PairModel` over the cross-encoder: p(the old fact is superseded by the new one)."""
+
+    def __init__(self, record: Mapping[str, Any], session: Any, tokenizer: Any) -> None:
+        self.record = dict(record)
+        self.threshold = float(record["threshold"])
+        self.max_length = int(record["max_length"])
+        self.session, self.tokenizer = session, tokenizer
+        self.memo: dict[tuple[str, str], float] = {}
+
+    def probability(self, old: str, new: str) -> float:
+        key = (old, new)
+        if key not in self.memo:
+            enc = self.tokenizer([old], [new], truncation=True, max_length=self.max_length, padding=True,
+                                 return_tensors="np")
+            feeds = {k: np.asarray(enc[k], dtype=np.int64) for k in INPUTS if k in enc}
+            logit = float(np.asarray(self.session.run(None, feeds)[0]).reshape(-1)[0])
+            self.memo[key] = float(1.0 / (1.0 + np.exp(-logit)))
+            if len(self.memo) > 200_000:  # a long-lived process keeps the newest pairs only
+                for k in list(self.memo)[:100_000]:
+                    del self.memo[k]
+        return self.memo[key]
+
+    def score(self, pairs: Sequence[tuple[str, str]], groups: Sequence[int], read: Mapping[str, Any]) -> list[float]:
+        return [self.probability(old, new) for old, new in pairs]
+
+
+_LOADED: dict[str, PairCrossScorer] = {}
+
+
+def load_pair_scorer(path: Path | None = None, cache_root: Path | None = None) -> PairCrossScorer:
+    """The committed build's scorer (cached per process); one line when absent or not the recorded weights."""
+    rec = read_record(path)
+    from widemem_bench.embedders.cache import default_cache_dir
+
+    root = (cache_root or default_cache_dir()) / "cross"
+    onnx = root / str(rec["onnx_folder"]) / "model.int8.onnx"
+    memo = f"{onnx}:{rec['onnx_int8_weights_sha256']}"
+    if memo in _LOADED:
+        return _LOADED[memo]
+    if not onnx.is_file():
+        raise ValueError(f"resolver 'pair': its cross-encoder is not built at {onnx.parent}; run {MAKE_TARGET}")
+    got = _sha256(onnx)
+    if got != rec["onnx_int8_weights_sha256"]:
+        raise ValueError(f"resolver 'pair': the cross-encoder at {onnx.parent} is sha256 {got[:12]}..., not the "
+                         f"{str(rec['onnx_int8_weights_sha256'])[:12]}... its threshold was set for (another build, "
+                         f"or damaged); rebuild and rewrite the record with {MAKE_TARGET}")
+    tok = root / str(rec["key"])
+    if not (tok / "tokenizer.json").is_file():
+        raise ValueError(f"resolver 'pair': the cross-encoder's tokenizer is not at {tok}; run {MAKE_TARGET}")
+    _LOADED[memo] = PairCrossScorer(rec, *load_session(onnx, tok))
+    return _LOADED[memo]
+
+
+def load_session(onnx: Path, tokenizer_folder: Path) -> tuple[Any, Any]:
+    """(onnxruntime session on one thread, the build's tokenizer)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import onnxruntime as ort
+    from transformers import AutoTokenizer
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1  # a pair's score never depends on the thread count
+    session = ort.InferenceSession(str(onnx), so, providers=["CPUExecutionProvider"])
+    return session, AutoTokenizer.from_pretrained(str(tokenizer_folder))
