@@ -63,12 +63,15 @@ def _offline_run(cold: Any, facts: list[str], questions: list[str], steps: list[
     pre.prefetch(questions, "query")
     t_enc = time.perf_counter() - t0
     engine = _engine(pre, {"resolver": resolver} if resolver else None, store_path=store)
-    if resolver == "structure":
+    if resolver in ("structure", "pair"):
         from widemem_bench.language import Parser
 
         parser = Parser(cache_dir=parse_dir, progress=False)
         parser.parse_many(facts)
         engine.resolver._parser = parser  # type: ignore[attr-defined]
+    if resolver == "pair":
+        engine.resolver.pair.memo.clear()  # type: ignore[attr-defined]  # every pair scored anew, each round
+    if resolver == "structure":
         pair = engine.resolver.pair  # type: ignore[attr-defined]
         if resolver_emb is not None:  # the engine's embedder is not the scorer's MiniLM
             pair._emb = resolver_emb
@@ -119,6 +122,10 @@ def _limit_round(r: int, p: dict[str, Any], work: Path, limit_embs: dict[str, An
         cold_r.encode(WARMUP, "passage")
         _load_parser()
         remb = None
+        if res == "pair":  # its onnxruntime session and tokenizer load before the clock, as the parser
+            from widemem_bench.engine.pair_cross import load_pair_scorer
+
+            load_pair_scorer()
         if res == "structure":
             from widemem_bench.engine.pair_model import EMBEDDER, same_weights
 
