@@ -275,7 +275,8 @@ def test_a_missing_or_damaged_pair_scorer_is_refused_in_one_line(tmp_path, monke
 def test_the_pins_match_the_committed_files() -> None:
     from widemem_bench.engine import pins, structure
 
-    got = {n: pins.sha256((pins.FILES / n).read_bytes()) for n in ("pair_model.json", "structure_frames.json")}
+    got = {n: pins.sha256((pins.FILES / n).read_bytes())
+           for n in ("pair_cross.json", "pair_model.json", "structure_frames.json")}
     assert pins.pins() == got
     assert pins.FILES / "pair_model.json" == pair_model.POINTER and pins.FILES / "structure_frames.json" == structure.TABLE_PATH
     assert pair_model.read_pointer()["version"] == pair_model.VERSION == "3.2" and load_table().sha256 == got["structure_frames.json"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from widemem_bench.engine.config import RESOLVERS  # one list of the engine's resolvers
+
 DECAY_FUNCTIONS = ("exponential", "linear", "step", "none")
-RESOLVERS = ("append", "rule", "structure", "oracle", "llm")
 MODES = ("fast", "balanced", "deep")
 THRESHOLD_SOURCES = ("widemem", "calibrated", "explicit")
 WEIGHT_KEYS = ("similarity", "importance", "recency")
