@@ -74,6 +74,29 @@ def _quantize(model: Any) -> Any:
         return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8).eval()
 
 
+def _built(out: Path, name: str, log: Any) -> bool:
+    if (out / "manifest.json").is_file():
+        log(f"{name} cross-encoder already built: {out}")
+        return True
+    return False
+
+
+def _staging(out: Path) -> Path:
+    """An empty ``<out>.tmp``: a copy is written there and renamed whole, so a crash never leaves one that looks built."""
+    tmp = out.with_name(out.name + ".tmp")
+    remove_partial(tmp)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _publish(tmp: Path, out: Path, manifest: dict[str, Any], log: Any) -> Path:
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    remove_partial(out)
+    tmp.replace(out)
+    log(f"wrote {out}")
+    return out
+
+
 def int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
     """``<cache>/cross/int8-<sha256 of (fp32 weights, torch version, scheme)>``."""
     import torch
@@ -89,22 +112,15 @@ def build_int8(key: str, log: Any = print) -> Path:
 
     d, meta = _fp32(key)
     out = int8_dir(key, meta)
-    if (out / "manifest.json").is_file():
-        log(f"int8 cross-encoder already built: {out}")
+    if _built(out, "int8", log):
         return out
     model, _ = _fp32_model(d)
     q = _quantize(model)
-    tmp = out.with_name(out.name + ".tmp")
-    remove_partial(tmp)
-    tmp.mkdir(parents=True)
+    tmp = _staging(out)
     torch.save(q.state_dict(), tmp / INT8_FILE)
-    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "torch": torch.__version__,
-                "scheme": INT8_SCHEME, "machine": machine_kind(), "weights_sha256": _sha256(tmp / INT8_FILE)}
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    remove_partial(out)
-    tmp.replace(out)
-    log(f"wrote {out}")
-    return out
+    return _publish(tmp, out, {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"],
+                               "torch": torch.__version__, "scheme": INT8_SCHEME, "machine": machine_kind(),
+                               "weights_sha256": _sha256(tmp / INT8_FILE)}, log)
 
 
 def onnx_int8_dir(key: str, meta: dict[str, Any] | None = None) -> Path:
@@ -146,13 +162,10 @@ def build_onnx_int8(key: str, log: Any = print) -> Path:
 
     d, meta = _fp32(key)
     out = onnx_int8_dir(key, meta)
-    if (out / "manifest.json").is_file():
-        log(f"onnx int8 cross-encoder already built: {out}")
+    if _built(out, "onnx int8", log):
         return out
     model, tok = _fp32_model(d)
-    tmp = out.with_name(out.name + ".tmp")
-    remove_partial(tmp)
-    tmp.mkdir(parents=True)
+    tmp = _staging(out)
     fp = tmp / "model.fp32.onnx"
     gap = _export_checked(model, tok, fp, int(meta["settings"]["max_length"]))
     if not gap <= ONNX_CHECK_TOL:
@@ -161,14 +174,11 @@ def build_onnx_int8(key: str, log: Any = print) -> Path:
                          f"{gap:.2e} on the probe pairs (over {ONNX_CHECK_TOL}); nothing was written")
     quantize_dynamic(str(fp), str(tmp / ONNX_INT8_FILE), weight_type=QuantType.QInt8, per_channel=True)
     fp.unlink()
-    manifest = {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"], "export_max_logit_gap": gap,
-                **{p: version(p) for p in ("torch", "onnx", "onnxruntime")}, "scheme": ONNX_INT8_SCHEME,
-                "machine": machine_kind(), "weights_sha256": _sha256(tmp / ONNX_INT8_FILE)}
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    remove_partial(out)
-    tmp.replace(out)
-    log(f"wrote {out}")
-    return out
+    return _publish(tmp, out, {"fp32_key": key, "fp32_weights_sha256": meta["weights_sha256"],
+                               "export_max_logit_gap": gap,
+                               **{p: version(p) for p in ("torch", "onnx", "onnxruntime")},
+                               "scheme": ONNX_INT8_SCHEME, "machine": machine_kind(),
+                               "weights_sha256": _sha256(tmp / ONNX_INT8_FILE)}, log)
 
 
 # each quantized copy: its folder, its file and what it is called in messages

@@ -18,7 +18,6 @@ never depends on the pairs scored with it. Scores are memoised per (old, new) te
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -30,14 +29,6 @@ import numpy as np
 RECORD = Path(__file__).parent / "files" / "pair_cross.json"
 MAKE_TARGET = "make resolver-cross"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_record(path: Path | None = None) -> dict[str, Any]:
@@ -101,7 +92,9 @@ def load_pair_scorer(path: Path | None = None, cache_root: Path | None = None) -
         return _LOADED[memo]
     if not onnx.is_file():
         raise ValueError(f"resolver 'pair': its cross-encoder is not built at {onnx.parent}; run {MAKE_TARGET}")
-    got = _sha256(onnx)
+    from widemem_bench.embedders.registry import file_sha256
+
+    got = file_sha256(onnx)
     if got != rec["onnx_int8_weights_sha256"]:
         raise ValueError(f"resolver 'pair': the cross-encoder at {onnx.parent} is sha256 {got[:12]}..., not the "
                          f"{str(rec['onnx_int8_weights_sha256'])[:12]}... its threshold was set for (another build, "
