@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import time
 from pathlib import Path
 
 from widemem_bench.engine.memory import utcnow
@@ -45,7 +46,7 @@ class WriterLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                holder = _holder(fd)
                 os.close(fd)
                 if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     raise ValueError(f"store_path: cannot lock {self.path} ({exc.strerror})") from None
@@ -110,6 +111,17 @@ class WriterLock:
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+def _holder(fd: int, tries: int = 40) -> str:
+    """The holder's line (pid, host, since). It locks first and writes that line just after,
+    so a refused opener can read an empty file in between: wait for the line (up to ~0.2 s)."""
+    for _ in range(tries):
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+        if text:
+            return text
+        time.sleep(0.005)
+    return "another process"
 
 
 def folder_problem(folder: Path, exc: OSError) -> str:

@@ -1,8 +1,8 @@
-"""The sha256 pins of the structure resolver's committed files (review 8 C3).
+"""The sha256 pins of the structure and pair resolvers' committed files (review 8 C3).
 
-``files/pins.json`` holds the sha256 of ``files/pair_model.json`` and
+``files/pins.json`` holds the sha256 of ``files/pair_model.json``, ``files/pair_cross.json`` and
 ``files/structure_frames.json``, written by the tools that write those files (``make
-resolver-pair``, ``make resolver-fit``) in the same step. The resolver reads either file
+resolver-pair``, ``make resolver-cross``, ``make resolver-fit``) in the same step. The resolver reads either file
 through :func:`read_pinned`, which refuses in one line a file whose bytes are not the
 pinned ones (a threshold edited by hand changed every decision silently before), naming
 the make target that rebuilds it. A file passed by path (a test's, a fit's own output)
@@ -44,7 +44,8 @@ def read_pinned(path: Path) -> str:
     got, want = sha256(data), pins().get(path.name)
     if got != want:
         pinned = f"the {want[:12]} pinned in {PINS}" if want else f"pinned: {PINS} has no pin for it"
-        raise ValueError(f"resolver structure: {path} has sha256 {got[:12]}, not {pinned} (edited "
+        who = "resolver pair" if path.name == "pair_cross.json" else "resolver structure"
+        raise ValueError(f"{who}: {path} has sha256 {got[:12]}, not {pinned} (edited "
                          f"by hand?); restore it (git checkout) or rebuild it and its pin with "
                          f"`{TARGETS.get(path.name, 'make resolver-pair')}`")
     return data.decode("utf-8")
