@@ -163,3 +163,16 @@ def test_world_n_fresh_5_is_a_measuring_split_with_a_seed_never_used() -> None:
     assert sealed.FRESH_N5["seed"] not in used
     assert {k: v for k, v in sealed.FRESH_N5.items() if k != "seed"} == \
         {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
+def test_world_n_fresh_6_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 6"] == "measuring" and "world N fresh 6" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh6"] == "world N fresh 6" and sealed.FRESH_SPLIT6 == "fresh6"
+    used = (0, 23, *(g["seed"] for g in (sealed.FRESH_N, sealed.FRESH_N2, sealed.FRESH_N3, sealed.FRESH_N4,
+                                          sealed.FRESH_N5)))
+    assert sealed.FRESH_N6["seed"] not in used
+    assert {k: v for k, v in sealed.FRESH_N6.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}

@@ -60,6 +60,7 @@ SETS: dict[str, str] = {
     "world N fresh 3": "measuring",
     "world N fresh 4": "measuring",
     "world N fresh 5": "measuring",
+    "world N fresh 6": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -284,6 +285,12 @@ FRESH_N5: dict[str, Any] = {**FRESH_N, "seed": 2616}
 FRESH_SPLIT5 = "fresh5"
 
 
+# The pair resolver version 2's measuring read (issue 26: fresh to fresh 5 were read by structure
+# versions 2 to 3.2 and pair version 1): world N's generator, a seed never used before.
+FRESH_N6: dict[str, Any] = {**FRESH_N, "seed": 2617}
+FRESH_SPLIT6 = "fresh6"
+
+
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
@@ -320,6 +327,11 @@ def _world_n_fresh5() -> Any:
     return _world_n_fresh(FRESH_N5, FRESH_SPLIT5, "j")
 
 
+def _world_n_fresh6() -> Any:
+    """World N's sixth fresh users (`FRESH_N6`), in memory, never saved; split "fresh6"."""
+    return _world_n_fresh(FRESH_N6, FRESH_SPLIT6, "k")
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -341,3 +353,4 @@ register("world N fresh 2", _world_n_fresh2, "world N's generator, fresh users (
 register("world N fresh 3", _world_n_fresh3, "world N's generator, fresh users (sealed.FRESH_N3), in memory")
 register("world N fresh 4", _world_n_fresh4, "world N's generator, fresh users (sealed.FRESH_N4), in memory")
 register("world N fresh 5", _world_n_fresh5, "world N's generator, fresh users (sealed.FRESH_N5), in memory")
+register("world N fresh 6", _world_n_fresh6, "world N's generator, fresh users (sealed.FRESH_N6), in memory")

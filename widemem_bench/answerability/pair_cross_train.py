@@ -43,7 +43,7 @@ WORLD_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (("timelines", ("train", "
 # development for the resolvers since DESIGN_LOG R22); outside sets 3+ measure and never train it
 HAND_FILES = (*(f"handwritten/updates_w{i}.jsonl" for i in range(1, 8)),
               "outside/updates_set1.jsonl", "outside/updates_set2.jsonl")
-SETTINGS: dict[str, Any] = {"seed": 0, "k": 5, "world_pairs": 4000, "positive_share": 0.25,
+SETTINGS: dict[str, Any] = {"seed": 0, "k": 5, "world_pairs": 10000, "positive_share": 0.25,
                             "hand_files": list(HAND_FILES), "hand_repeat": 3, "max_length": 96, "epochs": 2,
                             "batch": 16, "lr": 3e-5, "warmup": 0.1}
 PREFIX = "pair-"  # its folder under <cache>/cross/, beside answerability's cross-encoders
