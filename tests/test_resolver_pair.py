@@ -176,3 +176,26 @@ def test_world_n_fresh_6_is_a_measuring_split_with_a_seed_never_used() -> None:
     assert sealed.FRESH_N6["seed"] not in used
     assert {k: v for k, v in sealed.FRESH_N6.items() if k != "seed"} == \
         {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
+def test_world_n_fresh_7_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 7"] == "measuring" and "world N fresh 7" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh7"] == "world N fresh 7" and sealed.FRESH_SPLIT7 == "fresh7"
+    used = (0, 23, *(g["seed"] for g in (sealed.FRESH_N, sealed.FRESH_N2, sealed.FRESH_N3, sealed.FRESH_N4,
+                                          sealed.FRESH_N5, sealed.FRESH_N6)))
+    assert sealed.FRESH_N7["seed"] not in used
+    assert {k: v for k, v in sealed.FRESH_N7.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
+def test_version_3_gate_lets_a_coordinated_change_reach_the_scorer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # version 2's gate read the coordination as additive and refused; no additive word here
+    old = "im driving a 2011 civic with 210k miles on it"
+    new = "finally switched cars traded the civic in for a 2022 rav4 hybrid its so quiet i love it"
+    stored, kinds = _replay(monkeypatch, old, new, pair=_Pair((old, new)))
+    assert stored == [new] and kinds[-1] == "UPDATE"
+    stored, kinds = _replay(monkeypatch, old, new + " and i also kept the civic", pair=_Pair("*"))
+    assert old in stored and "UPDATE" not in kinds

@@ -200,6 +200,33 @@ def test_the_gate_refuses_only_what_grammar_makes_safe() -> None:
     assert gate((_claim(owner="fyi rosa", who="unread"),), (priya,), table) == MODEL
 
 
+def test_the_pair_gate_narrows_three_refusals_and_keeps_the_rest() -> None:
+    from widemem_bench.engine.structure import pair_gate
+
+    table = FrameTable(frozenset({(":live in", ":move to")}), frozenset({":take"}), frozenset())
+    home, moved = _claim(), _claim(frame=":move to", value="bristol")
+    # additive: a closed-class word refuses; coordination alone (chat's run-ons) is the scorer's
+    assert pair_gate((moved,), (home,), table, ["moved", "to", "bristol", "too"]) == REFUSE
+    coordinated = _claim(frame=":move to", value="bristol", additive=True)
+    assert gate((coordinated,), (home,), table) == REFUSE
+    assert pair_gate((coordinated,), (home,), table, ["moved", "to", "bristol", "and", "love", "it"]) == MODEL
+    # owners: a name inside another name is one person; two different names still refuse
+    client = _claim(owner="client harpreet sandhu", frame=":rent in", value="surrey", who="name")
+    harpreet = _claim(owner="harpreet", frame=":move into", value="condo", who="name")
+    tom = _claim(owner="tom", frame=":move to", value="hull", who="name")
+    assert gate((harpreet,), (client,), table) == REFUSE
+    assert pair_gate((harpreet,), (client,), table, []) == MODEL
+    assert pair_gate((tom,), (client,), table, []) == REFUSE
+    # a several-valued frame: the same value named again is the scorer's, another value is refused
+    metformin = _claim(frame=":take", value="metformin 500 mg", typ="OTHER")
+    dose = _claim(frame=":change to", value="metformin 1000 mg", typ="OTHER")
+    other = _claim(frame=":take", value="ramipril 5 mg", typ="OTHER")
+    assert gate((dose,), (metformin,), table) == REFUSE
+    assert pair_gate((dose,), (metformin,), table, []) == MODEL
+    assert pair_gate((other,), (metformin,), table, []) == REFUSE  # a shared unit names nothing
+    assert pair_gate((), (metformin,), table, []) == REFUSE
+
+
 def test_owner_relations() -> None:
     from widemem_bench.engine.structure import RELATIONS, relation
 

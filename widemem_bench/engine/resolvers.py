@@ -36,7 +36,7 @@ from .llm import ChatClient, LLMError, LLMReplyError
 from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
-from .structure import MODEL, Claim, FrameTable, load_table
+from .structure import MODEL, Claim, FrameTable, load_table, pair_gate
 from .structure import claims as structure_claims
 from .structure import gate as structure_gate
 from .structure import parses as structure_parses
@@ -301,23 +301,30 @@ class StructureResolver:
             return Action("ADD", i), []
         new = claims_of(fact.content)
         ask = [(i, memory.id, memory.content, fact.content) for memory, _ in cands
-               if structure_gate(new, claims_of(memory.content), self.table) == MODEL]
+               if self._gate(new, claims_of(memory.content), p) == MODEL]
         return (None, ask) if ask else (Action("ADD", i), [])
+
+    def _gate(self, new: tuple[Claim, ...], old: tuple[Claim, ...], p: Any) -> str:
+        return structure_gate(new, old, self.table)
 
 
 class PairResolver(StructureResolver):
-    """Version 2 (DESIGN_LOG R27; version 1: R24): the structure resolver's gate, its pairs scored by a cross-encoder.
+    """Version 3 (DESIGN_LOG R32; 2: R27; 1: R24): a gate on the parse, its pairs scored by a cross-encoder.
 
-    The same gate as ``structure`` (never across explicit owners, never a frame the table knows
-    holds several values, no additive cue, an unparsable fact supersedes nothing, an identical
-    fact is NONE); what the gate leaves is scored by a cross-encoder over (old fact, new fact)
+    The structure resolver's gate narrowed where it refused writers' plain changes
+    (:func:`.structure.pair_gate`: an additive cue is a closed-class word, not coordination; a
+    name inside another name is one person; a several-valued frame is refused unless the new fact
+    names the old value). It still never updates across two explicit owners or between two
+    different values of a frame the table knows holds several; an unparsable fact supersedes
+    nothing, an identical fact is NONE. What the gate leaves is scored by a cross-encoder over (old fact, new fact)
     fine-tuned on development pairs, hand-written ones among them (:mod:`.pair_cross`, ``make
     resolver-cross``), and the highest p(superseded) above its threshold is UPDATEd: the
     old memory superseded, never deleted (``unsupersede`` restores it). It drops 3.2's
     cross-subject refusal, whose subject-role classes are the generators' relation labels and
     which refused most hand-written updates (R22). Without the built cross-encoder it is refused
-    in one line naming ``make resolver-cross``. Version 2 changes only the model: 10,000 world
-    pairs instead of 4,000 (version 1 underfit world N: 73 % survival on its own training users).
+    in one line naming ``make resolver-cross``. Version 2 changed only the model: 10,000 world
+    pairs instead of 4,000 (version 1 underfit world N: 73 % survival on its own training users);
+    version 3 changes only the gate (version 2 is commit 30274a8).
     """
 
     name = "pair"
@@ -329,6 +336,9 @@ class PairResolver(StructureResolver):
 
             pair = pair_cross.load_pair_scorer()
         super().__init__(table, parser, pair)
+
+    def _gate(self, new: tuple[Claim, ...], old: tuple[Claim, ...], p: Any) -> str:
+        return pair_gate(new, old, self.table, (t.text for t in p.tokens))
 
 
 class OracleResolver:

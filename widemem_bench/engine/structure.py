@@ -26,10 +26,12 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from widemem_bench.language import Parse, Subject
+from widemem_bench.language.parse import ADDITIVE
 
 FILES = Path(__file__).parent / "files"
 TABLE_PATH = FILES / "structure_frames.json"
@@ -321,5 +323,50 @@ def gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable) -> s
         return REFUSE
     for side in (new, old):
         if side and all(c.frame in table.multi for c in side):
+            return REFUSE
+    return MODEL
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two names of one person: one's words inside the other's ("harpreet" and "client
+    harpreet sandhu", "abernathy" and "glenn abernathy")."""
+    wa, wb = set(a.split()), set(b.split())
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+def _named(side: tuple[Claim, ...]) -> set[str]:
+    """The words that can name a claim's value: not a number, and not a unit after one ("mg" in
+    "500 mg" names no medication)."""
+    out: set[str] = set()
+    for c in side:
+        ws = _WORD.findall(c.value.lower())
+        units = {b for a, b in pairwise(ws) if any(ch.isdigit() for ch in a)}
+        out |= {w for w in c.words if not w.isdigit() and w not in units}
+    return out
+
+
+def pair_gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable, words: Iterable[str]) -> str:
+    """The ``pair`` resolver's gate (version 3): :func:`gate` with three refusals narrowed,
+    because on hand-written development updates they refused writers' plain changes
+    (DESIGN_LOG R32: 36 of the 75 updates version 2 missed):
+
+    - additive: only a closed-class additive word in the new fact (``words``, its tokens:
+      also, too, another, second, ...), not coordination or a plural subject, which chat's
+      run-on sentences produce ("traded the civic in for a rav4 ... i love it");
+    - owners: two names are one person when one's words are inside the other's;
+    - several-valued frames: a pair is no longer refused when the new fact names a word of
+      the old fact's value, not a number or the unit after one (the same medication at a new
+      dose, "sold the city"): coexisting values are different values. Two different values in
+      such a frame are still refused.
+    """
+    if any(w.lower() in ADDITIVE for w in words):
+        return REFUSE
+    if new and old and all(relation(n, o) == "different" and not (n.who == o.who == "name"
+                                                                  and same_name(n.owner, o.owner))
+                           for n in new for o in old):
+        return REFUSE
+    shared = _named(new) & _named(old) if new and old else set()
+    for side in (new, old):
+        if side and all(c.frame in table.multi for c in side) and not shared:
             return REFUSE
     return MODEL
