@@ -73,9 +73,10 @@ CROSS_SPLITS: dict[str, tuple[str, ...]] = {"timelines": ("train", "validation")
                                             "world_c": ("train", "validation"), "world_n": ("train",)}
 SELECT = ("world_n", ("validation",))  # chooses the epoch; never trains it
 # hand-written development answer sets whose every question trains it: the writers of
-# datasets/handwritten/ (w1-w4 since v4.2, DESIGN_LOG V8; w5-w7 since v4.3, V9) and outside sets 1-2
+# datasets/handwritten/ (w1-w4 since v4.2, DESIGN_LOG V8; w5-w7 since v4.3, V9; w8-w10 since v4.5,
+# V11) and outside sets 1-2
 # (development since V7); outside sets 3+ are measuring sets and never train it
-HAND_FILES = (*(f"handwritten/answer_w{i}.jsonl" for i in range(1, 8)),
+HAND_FILES = (*(f"handwritten/answer_w{i}.jsonl" for i in range(1, 11)),
               "outside/answer_set1.jsonl", "outside/answer_set2.jsonl")
 SETTINGS: dict[str, Any] = {"seed": 0, "share": 0.4, "max_length": 64, "epochs": 2, "batch": 16, "lr": 3e-5,
                             "warmup": 0.1, "questions": {"timelines": 500, "world_c": 400, "world_n": 900},

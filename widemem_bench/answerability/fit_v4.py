@@ -51,7 +51,7 @@ from widemem_bench.answerability.v4 import (
 
 # the cross-encoder reading that make fit-v4 fits (DESIGN_LOG V5: chosen on development data for speed)
 # (V10: v4.4 reads the onnxruntime int8 copy of v4.3's cross-encoder, for speed)
-VERSION: dict[str, Any] = {"version": "4.4", "cross_quant": "onnx-int8", "cross_top_k": 1}
+VERSION: dict[str, Any] = {"version": "4.5", "cross_quant": "onnx-int8", "cross_top_k": 1}
 
 
 class V4Scorer(V3Scorer):

@@ -16,7 +16,8 @@ memory's logit (twice) and its cosine. Version 3 ("v4.2", DESIGN_LOG V8) reads t
 with a cross-encoder also trained on the hand-written development answer sets (`cross.HAND_FILES`);
 version 4 ("v4.3", DESIGN_LOG V9) the same with three more writers among them; "v4.4" (DESIGN_LOG
 V10) reads v4.3's cross-encoder through its onnxruntime int8 copy (``cross_quant`` "onnx-int8",
-`cross_quant.build_onnx_int8`), refitted on those logits, for speed.
+`cross_quant.build_onnx_int8`), refitted on those logits, for speed; "v4.5" (DESIGN_LOG V11) the
+same with three more writers (w8-w10) training the cross-encoder.
 
 The model is gradient-boosted trees (`trees.TreeModel`) with (high, moderate, low) cut-offs
 certified by `calibration.certify_ladder`, users as the unit (`answerability.fit_v4`). The

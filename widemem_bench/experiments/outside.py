@@ -87,9 +87,9 @@ def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: i
 def outside_markdown(table: pd.DataFrame, command: str) -> str:
     lines = ["## Outside hand-written answer sets (blind)", "",
              "Sets 1 and 2 are development: they chose answerability v4's recipe and train its cross-encoder "
-             "from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. Sets 3 to 7 are "
+             "from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. Sets 3 to 8 are "
              "the measuring sets, each read once per method version (set 5 first by v4.3, DESIGN_LOG M7; set 6 "
-             "first by v4.4, M9; set 7 first by v4.4, M11).", "",
+             "first by v4.4, M9; set 7 first by v4.4, M11; set 8 first by v4.4, M12).", "",
              "Youden J at MODERATE or above = recall (answerable at MODERATE+) minus false confidence (every "
              "unanswerable kind at MODERATE+), 95% cluster bootstrap by user; AUROC of the method's score. "
              "Questions searched by cosine over the user's facts as written (top 10). Read once per method "
