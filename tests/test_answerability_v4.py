@@ -392,3 +392,30 @@ def test_fit_v4_from_given_rows_names_its_version() -> None:
     assert (s.quant, s.top_k, s.meta["version"]) == (VERSION["cross_quant"], VERSION["cross_top_k"], VERSION["version"])
     assert s.cutoffs[0] >= s.cutoffs[1] >= s.cutoffs[2]
     assert s.meta["figures_certifying_users"]["timelines"]["auroc_v4"] > 0.8 and len(frame) == n
+
+
+def test_the_committed_file_is_pinned_and_a_hand_edit_is_refused_in_one_line(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    from pathlib import Path
+
+    from widemem_bench.answerability import v4
+    from widemem_bench.answerability.v2 import FILES_DIR
+    from widemem_bench.engine.pins import pins, sha256
+
+    committed = Path(FILES_DIR) / "minilm-l6.v4.json"
+    assert pins(Path(FILES_DIR) / "pins.json")["minilm-l6.v4.json"] == sha256(committed.read_bytes())
+    folder = tmp_path / "files"
+    folder.mkdir()
+    shutil.copy(committed, folder / committed.name)
+    shutil.copy(Path(FILES_DIR) / "pins.json", folder / "pins.json")
+    monkeypatch.setattr(v4, "FILES_DIR", folder)
+    v4.set_scorer_v4(None)
+    assert v4.load_scorer_v4("minilm-l6").cutoffs[0] > 0  # the pinned bytes load
+    v4.set_scorer_v4(None)
+    text = (folder / committed.name).read_text("utf-8")
+    high = str(json.loads(text)["cutoffs"][0])
+    (folder / committed.name).write_text(text.replace(high, high[:-1] + ("1" if high[-1] != "1" else "2"), 1), "utf-8")
+    with pytest.raises(ValueError, match=r"answerability v4: .*`make fit-v4`") as err:
+        v4.load_scorer_v4("minilm-l6")
+    assert "\n" not in str(err.value)
+    v4.set_scorer_v4(None)
