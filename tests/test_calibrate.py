@@ -116,10 +116,10 @@ def test_end_to_end_on_the_timelines(hash_result, tmp_path, monkeypatch) -> None
     assert ci_text(c.holdout["recall_moderate_plus"]) in row and ci_text(c.holdout["recall_moderate_plus"]) in text
 
     # Saved, read back, and used by the engine through load_calibration's folder.
-    path = save_calibration(c, tmp_path)
+    monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path)
+    path = save_calibration(c, tmp_path)  # into the (patched) committed folder: pinned as it is written
     again = read_calibration(path)
     assert again.thresholds == c.thresholds and again.answerability_thresholds == c.answerability_thresholds
-    monkeypatch.setattr("widemem_bench.calibration.file.calibration_dir", lambda: tmp_path)
     emb = load_embedder("hash-test", cache=False)
     eng = build_engine(emb, EngineConfig(thresholds="calibrated", confidence="answerability_v1"))
     eng.add_fact("lives in Boston", "u")

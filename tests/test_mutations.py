@@ -35,6 +35,29 @@ def test_an_entry_that_does_not_apply_is_one_line(tmp_path: Path) -> None:
     assert front_door(["mutations", "only=nope"]) == 2
 
 
+def test_a_mutated_pinned_file_gets_its_pin_so_the_gate_sees_its_numbers(tmp_path: Path) -> None:
+    """A mutation of a pinned committed file (v2's cut-off, the calibration's) is written with its
+    pin, as the make target writes both; else the copy refuses to load it and the gate "catches"
+    it by an error, whatever its numbers."""
+    import shutil
+
+    from widemem_bench.answerability import v2
+    from widemem_bench.engine.pins import pins, sha256
+
+    m = mutations.by_name(["v2_moderate_cutoff"])[0]
+    folder = tmp_path / Path(m.path).parent
+    folder.mkdir(parents=True)
+    for name in (Path(m.path).name, "pins.json"):
+        shutil.copy(mutations.REPO_ROOT / Path(m.path).parent / name, folder / name)
+    mutations.apply(m, tmp_path)
+    target = tmp_path / m.path
+    assert m.new in target.read_text("utf-8")
+    assert pins(folder / "pins.json")[target.name] == sha256(target.read_bytes())
+    v2.set_scorer_v2(None)
+    assert v2.load_scorer_v2("minilm-l6", folder).cutoffs[1] == 0.85  # loads: outside the committed folder
+    v2.set_scorer_v2(None)
+
+
 @pytest.mark.slow
 @pytest.mark.models
 def test_the_gate_catches_the_catalogue(tmp_path: Path) -> None:

@@ -230,14 +230,26 @@ class Outcome:
         return [f for f in self.failures if f.startswith("settings:")]
 
 
+def apply(m: Mutation, dest: Path) -> None:
+    """Make the edit in the copy ``dest``. A committed file that is pinned (`engine.pins`) gets its
+    pin rewritten with it, as `make calibrate` or a fit writes both: the gate must catch the
+    change by its numbers, not by the pin's refusal to load an edited file."""
+    from widemem_bench.engine.pins import pins, write_pin
+
+    target = dest / m.path
+    target.write_text(target.read_text(encoding="utf-8").replace(m.old, m.new, 1), encoding="utf-8")
+    table = target.parent / "pins.json"
+    if target.name in pins(table):
+        write_pin(target, table)
+
+
 def run_one(m: Mutation, root: Path = REPO_ROOT) -> Outcome:
     check_applies(m, root)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"wb-mut-{m.name}-") as tmp:
         dest = Path(tmp) / "checkout"
         copy_checkout(dest, root)
-        target = dest / m.path
-        target.write_text(target.read_text(encoding="utf-8").replace(m.old, m.new, 1), encoding="utf-8")
+        apply(m, dest)
         env = {**os.environ, "PYTHONPATH": str(dest), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         if m.cold_cache:

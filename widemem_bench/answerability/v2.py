@@ -86,6 +86,9 @@ def save_scorer_v2(scorer: ScorerV2, path: str | Path) -> Path:
     tmp = p.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(scorer.to_dict(), indent=1) + "\n", encoding="utf-8")
     tmp.replace(p)
+    from widemem_bench.engine.pins import pin_committed
+
+    pin_committed(p, Path(FILES_DIR))  # the committed file and its pin (commit both)
     return p
 
 
@@ -97,12 +100,14 @@ def load_scorer_v2(embedder: str, directory: str | Path | None = None) -> Scorer
     p = scorer_path(embedder, directory)
     key = str(p)
     if key not in _SCORERS:
+        from widemem_bench.engine.pins import read_committed
+
         if not p.is_file():
             out = "" if directory is None else f" out={directory}"
             raise ValueError(f"embedder: no answerability v2 file {p}; fit it with "
                              f"widemem-bench fit_v2 embedder={embedder}{out}")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_committed(p, Path(FILES_DIR), f"widemem-bench fit_v2 embedder={embedder}", "answerability v2"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         _SCORERS[key] = ScorerV2.from_dict(data, where=str(p))

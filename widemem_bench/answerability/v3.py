@@ -107,6 +107,9 @@ def save_scorer_v3(scorer: ScorerV3, path: str | Path) -> Path:
     body = body[:-2] + ',\n "model": ' + json.dumps(model, separators=(",", ":")) + "\n}"
     tmp.write_text(body + "\n", encoding="utf-8")
     tmp.replace(p)
+    from widemem_bench.engine.pins import pin_committed
+
+    pin_committed(p, Path(FILES_DIR))  # the committed file and its pin (commit both)
     return p
 
 
@@ -118,12 +121,14 @@ def load_scorer_v3(embedder: str, directory: str | Path | None = None) -> Scorer
     p = scorer_path_v3(embedder, directory)
     key = str(p)
     if key not in _SCORERS:
+        from widemem_bench.engine.pins import read_committed
+
         if not p.is_file():
             out = "" if directory is None else f" out={directory}"
             raise ValueError(f"embedder: no answerability v3 file {p}; fit it with "
                              f"widemem-bench fit_v3 embedder={embedder}{out}")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_committed(p, Path(FILES_DIR), "make fit-v3", "answerability v3"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         _SCORERS[key] = ScorerV3.from_dict(data, where=str(p))

@@ -167,11 +167,6 @@ def scorer_path_v4(embedder: str, directory: str | Path | None = None) -> Path:
     return Path(directory or FILES_DIR) / f"{embedder}{SUFFIX}"
 
 
-def _pins_table(p: Path) -> Path | None:
-    """The committed folder's pins file when ``p`` is in it (a fit's scratch output is not pinned)."""
-    return Path(FILES_DIR) / "pins.json" if p.resolve().parent == Path(FILES_DIR).resolve() else None
-
-
 def save_scorer_v4(scorer: ScorerV4, path: str | Path) -> Path:
     """Write atomically; the description line by line, the trees' numbers on one line. A file
     written into the committed folder is pinned there too (``files/pins.json``: commit both)."""
@@ -183,11 +178,9 @@ def save_scorer_v4(scorer: ScorerV4, path: str | Path) -> Path:
     tmp = p.with_name(p.name + ".tmp")
     tmp.write_text(body, encoding="utf-8")
     tmp.replace(p)
-    table = _pins_table(p)
-    if table is not None:
-        from widemem_bench.engine.pins import write_pin
+    from widemem_bench.engine.pins import pin_committed
 
-        write_pin(p, table)
+    pin_committed(p, Path(FILES_DIR))  # a fit's scratch output elsewhere is not pinned
     return p
 
 
@@ -201,13 +194,10 @@ def load_scorer_v4(embedder: str, directory: str | Path | None = None) -> Scorer
     if key not in _SCORERS:
         if not p.is_file():
             raise ValueError(f"embedder: no answerability v4 file {p}; fit it with make fit-v4")
-        table = _pins_table(p)
-        if table is not None:  # the committed file: its bytes must be the pinned ones (a hand-edited cut-off)
-            from widemem_bench.engine.pins import read_pinned
+        from widemem_bench.engine.pins import read_committed
 
-            text = read_pinned(p, table, "make fit-v4", "answerability v4")
-        else:
-            text = p.read_text(encoding="utf-8")
+        # the committed file's bytes must be the pinned ones (a hand-edited cut-off)
+        text = read_committed(p, Path(FILES_DIR), "make fit-v4", "answerability v4")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -261,14 +261,19 @@ def save_calibration(file: CalibrationFile, path: str | Path) -> Path:
         p = p / f"{file.embedder}.json"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(_json_safe(file.to_dict()), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    from widemem_bench.engine.pins import pin_committed
+
+    pin_committed(p, calibration_dir())  # a committed file and its pin are written together
     return p
 
 
 def read_calibration(path: str | Path) -> CalibrationFile:
-    """Read a calibration file from an explicit path."""
+    """Read a calibration file from an explicit path (a committed one checked against its pin)."""
+    from widemem_bench.engine.pins import read_committed
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_committed(p, calibration_dir(), "make calibrate", "calibration"))
     except json.JSONDecodeError as err:
         raise ValueError(f"calibration file {p} is not valid JSON: {err}") from None
     if not isinstance(data, dict):
@@ -303,4 +308,4 @@ def load_calibration(embedder_name: str, directory: str | Path | None = None) ->
 def available_calibrations(directory: str | Path | None = None) -> list[str]:
     """Names of the embedders that have a calibration file."""
     base = Path(directory) if directory is not None else calibration_dir()
-    return sorted(p.stem for p in base.glob("*.json")) if base.is_dir() else []
+    return sorted(p.stem for p in base.glob("*.json") if p.name != "pins.json") if base.is_dir() else []

@@ -26,6 +26,18 @@ _ADDITIVE = re.compile(
     re.IGNORECASE,
 )
 _FRAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?|:")
+# A note's heading that names whom it is about ("Sis. Patience Boateng: member since 2015",
+# "Client Harpreet Sandhu: ..."): two or more capitalised words before the first colon. It is
+# the note's subject, not a predicate frame: two notes under one heading share a name, not a
+# frame ("... : daughter in youth choir" is not retired by "... : member since 2015"). A
+# one-word label ("Occupation: nurse") or a lower-case one ("shift pattern: nights") stays a frame.
+_NAME_HEADING = re.compile(r"^\s*(?P<h>(?:[A-Z][\w'.-]*\s+)+[A-Z][\w'.-]*)\s*:\s*")
+
+
+def _heading(rest: str) -> tuple[str, str]:
+    """(the name heading, lower-cased, or "", the text after it)."""
+    m = _NAME_HEADING.match(rest)
+    return (" ".join(m.group("h").lower().split()), rest[m.end():]) if m else ("", rest)
 
 
 def frame_tokens(rest: str) -> list[str]:
@@ -48,6 +60,11 @@ def changed_value(new_rest: str, old_rest: str) -> bool:
         return False
     if _NEGATION.search(old_rest):
         return False
+    (new_head, new_pred), (old_head, old_pred) = _heading(new_rest), _heading(old_rest)
+    if new_head or old_head:
+        if new_head != old_head:  # two notes about differently named people, or one not headed
+            return False
+        new_rest, old_rest = new_pred, old_pred  # the frame is read after the shared heading
     a, b = frame_tokens(old_rest), frame_tokens(new_rest)
     if not a or not b:
         return False

@@ -69,3 +69,21 @@ def write_pinned(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text.encode("utf-8"))
     write_pin(path)
+
+
+def committed_table(path: Path, folder: Path) -> Path | None:
+    """``folder``'s pins file when ``path`` is a file of that committed folder, else None."""
+    return folder / "pins.json" if path.resolve().parent == folder.resolve() else None
+
+
+def read_committed(path: Path, folder: Path, target: str, who: str) -> str:
+    """The text of ``path``: checked against its pin when it is one of ``folder``'s committed files."""
+    table = committed_table(path, folder)
+    return read_pinned(path, table, target, who) if table is not None else path.read_text("utf-8")
+
+
+def pin_committed(path: Path, folder: Path) -> None:
+    """Pin ``path``'s bytes when it was written into the committed ``folder`` (commit both)."""
+    table = committed_table(path, folder)
+    if table is not None:
+        write_pin(path, table)
