@@ -199,3 +199,22 @@ def test_version_3_gate_lets_a_coordinated_change_reach_the_scorer(monkeypatch) 
     assert stored == [new] and kinds[-1] == "UPDATE"
     stored, kinds = _replay(monkeypatch, old, new + " and i also kept the civic", pair=_Pair("*"))
     assert old in stored and "UPDATE" not in kinds
+
+
+def test_the_backend_tokenizes_a_pair_as_the_tokenizers_own_call() -> None:
+    """The scorer feeds the tokenizer's Rust backend directly (for speed); its ids, mask and types
+    must be the tokenizer's own call's, truncation of long pairs included (longest first)."""
+    from transformers import AutoTokenizer
+
+    from widemem_bench.answerability.cross import base_dir
+
+    tok = AutoTokenizer.from_pretrained(str(base_dir()))
+    s = pair_cross.PairCrossScorer({"threshold": 0.95, "max_length": 24}, _Session(), tok)
+    assert s.fast is not None
+    long = "rent is £1,150 pcm, paid on the 1st, landlord is slow with repairs " * 3
+    for old, new in [("i rent a flat in leeds", "we moved down to bristol 🎉📦"), ("", ""), ("a", long),
+                     (long, "moved"), (long, long[::-1]), ("Client Harpreet Sandhu: HbA1c 7.9%", "…?!")]:
+        want = tok([old], [new], truncation=True, max_length=24, padding=True, return_tensors="np")
+        got = s._feeds(old, new)
+        for k in pair_cross.INPUTS:
+            np.testing.assert_array_equal(got[k], np.asarray(want[k], dtype=np.int64), err_msg=f"{k}: {old!r}")
