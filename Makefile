@@ -121,8 +121,8 @@ perf: venv
 	$(WB) regression bench=true out=reports/perf.md
 
 # Per-embedder thresholds + answerability scorer on the timelines' train split: rewrites
-# widemem_bench/calibration/files/<embedder>.json (only this target passes
-# params.write_package_files=true) and reports/calibration.md (commit both).
+# widemem_bench/calibration/files/<embedder>.json and its pin in files/pins.json (only this
+# target passes params.write_package_files=true) and reports/calibration.md (commit all).
 calibrate: venv data
 	OMP_NUM_THREADS=1 $(WB) calibrate -m embedder=minilm-l6,minilm-l6-int8,minilm-l3,bge-small,tfidf \
 		params.holdout=true params.write_package_files=true force=true hydra.sweep.dir=outputs/calibrate/package
@@ -150,7 +150,7 @@ resolver-cross: venv data
 	OMP_NUM_THREADS=1 $(WB) resolver_cross
 
 # Answerability v3 on development data (world A, C, N train + validation): rewrites
-# widemem_bench/answerability/files/minilm-l6.v3.json (commit it); its speed block in reports/perf.md.
+# widemem_bench/answerability/files/minilm-l6.v3.json and its pin in files/pins.json (commit both).
 fit-v3: venv data
 	OMP_NUM_THREADS=1 $(WB) fit_v3 embedder=minilm-l6
 

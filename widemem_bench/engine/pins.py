@@ -1,4 +1,4 @@
-"""The sha256 pins of the structure and pair resolvers' committed files (review 8 C3).
+"""The sha256 pins of committed files: the resolvers' (review 8 C3), answerability's and calibration's.
 
 ``files/pins.json`` holds the sha256 of ``files/pair_model.json``, ``files/pair_cross.json`` and
 ``files/structure_frames.json``, written by the tools that write those files (``make
