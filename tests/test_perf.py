@@ -159,3 +159,20 @@ def test_joblib_stage_runs_one_job_per_embedder(tmp_path):
     assert out["speedup"] == pytest.approx(out["t1_s"] / out["t2_s"])
     job = perf.sweep_job("hash-test", p, tmp_path)
     assert job["n_settings"] == 5 and job["computed"] == 0  # warm cache
+
+
+def test_the_perf_header_says_uncommitted_work_only_when_there_was_some() -> None:
+    from widemem_bench.reports.sections.perf import _header
+
+    m = {"cpu": "x", "cores": 2, "load_avg": [0.1], "python": "3.11", "versions": {}, "commit": "abc1234",
+         "date": "2026-12-07 01:00 UTC"}
+    p = {"repeats": 3, "seed": 0, "n_users": 4, "sweep_users": 4, "widemem_users": 2, "embedder": "e",
+         "mode": "balanced"}
+
+    def line(**kw: object) -> str:
+        res = {"machine": {**m, **kw}, "params": p, "data": {"n_events": 1, "n_questions": 1}}
+        return next(x for x in _header(res) if x.startswith("Commit "))
+
+    assert line(dirty=False).startswith("Commit abc1234, 2026")
+    assert line(dirty=True).startswith("Commit abc1234 (plus uncommitted work), ")
+    assert "(plus uncommitted work)" in line()  # an older record cannot tell: it says so

@@ -143,6 +143,7 @@ def machine_info() -> dict[str, Any]:
         "load_avg": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
         "commit": (provenance.git_info()["sha"] or "")[:7],
+        "dirty": provenance.git_info()["dirty"],  # tracked files differ from the commit
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "versions": {k: v or "-" for k, v in versions.items()},
     }

@@ -47,6 +47,12 @@ def _ok(value: float, target: float, at_most: bool = False) -> str:
     return "meets" if good else "MISSES"
 
 
+def _dirty(m: dict[str, Any]) -> str:
+    """" (plus uncommitted work)" when tracked files differ from the commit (a record made before the
+    flag was recorded says so too: it cannot tell)."""
+    return " (plus uncommitted work)" if m.get("dirty", True) else ""
+
+
 def _pairs(xs: list[float], nd: int = 2) -> str:
     return ", ".join(f"{x:.{nd}f}" for x in xs)
 
@@ -60,7 +66,7 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"at the end {results.get('load_avg_end', '-')}; Python {m['python']}, torch {m['versions'].get('torch')}, "
         f"sentence-transformers {m['versions'].get('sentence-transformers')}, widemem-ai "
         f"{m['versions'].get('widemem-ai')}, faiss-cpu {m['versions'].get('faiss-cpu')}.",
-        f"Commit {m['commit'] or '-'} (plus uncommitted work), {m['date']}. One thread per process "
+        f"Commit {m['commit'] or '-'}{_dirty(m)}, {m['date']}. One thread per process "
         f"(OMP_NUM_THREADS=1, torch.set_num_threads(1)); each stage in its own subprocess; medians of "
         f"{p['repeats']} rounds; every ratio is a median of per-round ratios of runs made back to back "
         "(order rotated each round), so machine load hits both sides of a ratio alike.",
