@@ -539,3 +539,29 @@ def test_world_n_fresh_2_is_a_measuring_split_with_a_seed_never_used() -> None:
     assert sealed.FRESH_N2["seed"] not in (0, 23, sealed.FRESH_N["seed"])  # datasets, gate users, fresh
     assert {k: v for k, v in sealed.FRESH_N2.items() if k != "seed"} == \
         {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
+def test_outside_updates_refuses_a_bad_resolver_or_an_unbuilt_pair_before_any_model_loads(tmp_path,
+                                                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A stranger's find: with the pair cross-encoder unbuilt, the tool embedded a whole file (and
+    wrote an embeddings shard) before refusing. Now a bad setting is one line before any model loads."""
+    import widemem_bench.embedders as embedders
+    from widemem_bench.engine import pair_cross
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"id": "x1", "kind": "keep", "person": "first", "oblique": False, "old": [],
+                                "new": "f2", "facts": [{"id": "f1", "text": "I have a dog", "day": 1},
+                                                       {"id": "f2", "text": "we got a cat", "day": 2}]}) + "\n")
+    loaded: list[str] = []
+    monkeypatch.setattr(embedders, "load_embedder", lambda name, **k: loaded.append(name))
+
+    def unbuilt(*a, **k):  # type: ignore[no-untyped-def]
+        raise ValueError("resolver 'pair': its cross-encoder is not built at x; run make resolver-cross")
+
+    monkeypatch.setattr(pair_cross, "load_pair_scorer", unbuilt)
+    base = {"files": [str(path)], "embedder": "minilm-l6", "candidate_k": 5, "out": str(tmp_path / "o.md")}
+    with pytest.raises(ValueError, match="make resolver-cross"):
+        outside.tool({**base, "resolvers": ["rule", "pair"]})
+    with pytest.raises(ValueError, match="resolver"):
+        outside.tool({**base, "resolvers": ["nosuch"]})
+    assert loaded == [] and not (tmp_path / "o.md").exists()

@@ -93,10 +93,16 @@ def tool(cfg: dict[str, Any]) -> int:
         raise ValueError("files: required, e.g. files=[datasets/outside/updates_set1.jsonl]")
     for f in files:
         load(f)  # every file checked before anything runs
+    resolvers = [str(r) for r in cfg["resolvers"]]
+    for r in resolvers:
+        EngineConfig(resolver=r)  # a bad name: one line before any model loads
+    if "pair" in resolvers:  # an unbuilt cross-encoder: one line before any text is embedded
+        from widemem_bench.engine.pair_cross import load_pair_scorer
+
+        load_pair_scorer()
     from widemem_bench.embedders import load_embedder
 
-    rows = evaluate(files, [str(r) for r in cfg["resolvers"]], load_embedder(str(cfg["embedder"])),
-                    int(cfg["candidate_k"]))
+    rows = evaluate(files, resolvers, load_embedder(str(cfg["embedder"])), int(cfg["candidate_k"]))
     cmd = tool_command("outside_updates", cfg)
     text = render(rows, cmd)
     print(text)
