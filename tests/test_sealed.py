@@ -409,3 +409,45 @@ def test_no_sealed_string_in_code_or_tests() -> None:
     hits = scan(scanned_files()) + scan_regexes(scanned_files())
     if hits:
         pytest.fail(f"{len(hits)} sealed string(s) outside widemem_bench/timelines/:\n" + "\n".join(hits))
+
+
+def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """outside_report and outside_updates log their reads of outside sets 3 on (a stranger found that
+    a re-read left no trace: the lines were written by hand); sets 1-2 (development), a file of the
+    user's own and a measurement leave none."""
+    import json
+
+    from widemem_bench import sealed
+
+    ledger = tmp_path / "ledger.jsonl"
+    monkeypatch.setenv(sealed.LEDGER_ENV, str(ledger))
+    monkeypatch.delenv(sealed.PURPOSE_ENV, raising=False)
+    d = sealed.OUTSIDE_DIR
+    assert sealed.record_outside([d / "updates_set1.jsonl", d / "answer_set2.jsonl"], "t") is None
+    assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None
+    assert sealed.record_outside([d / "updates_set3.jsonl"], "t", purpose=sealed.MEASURE) is None
+    assert not ledger.exists()
+    line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", d / "answer_set3.jsonl"],
+                                 "widemem-bench outside_report")
+    assert line is not None and line["set"] == "outside cases"
+    assert line["caller"] == "widemem-bench outside_report (sets 3, 9)" and line["purpose"].startswith("ad hoc")
+    assert [json.loads(x)["caller"] for x in ledger.read_text().splitlines()] == [line["caller"]]
+
+
+def test_outside_updates_logs_its_read_of_a_measuring_set(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from widemem_bench import sealed
+    from widemem_bench.evaluation import outside
+
+    monkeypatch.setattr(sealed, "OUTSIDE_DIR", tmp_path)  # a stand-in folder: set 3 here is "committed"
+    monkeypatch.setenv(sealed.LEDGER_ENV, str(tmp_path / "ledger.jsonl"))
+    monkeypatch.delenv(sealed.PURPOSE_ENV, raising=False)
+    path = tmp_path / "updates_set3.jsonl"
+    path.write_text(json.dumps({"id": "x1", "kind": "keep", "person": "first", "oblique": False, "old": [],
+                                "new": "f2", "facts": [{"id": "f1", "text": "I have a dog", "day": 1},
+                                                       {"id": "f2", "text": "we got a cat", "day": 2}]}) + "\n")
+    assert outside.tool({"files": [str(path)], "resolvers": ["append"], "embedder": "hash-test",
+                         "candidate_k": 5, "out": None}) == 0
+    lines = [json.loads(x) for x in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert [x["caller"] for x in lines] == ["widemem-bench outside_updates (sets 3)"]

@@ -8,7 +8,8 @@
   decisions R1-R7 read it, so for resolvers it is development);
 - ``development``: fitting, tuning and reading failures allowed (world A train and
   validation, world C);
-- ``outside``: hand-written cases kept outside the project.
+- ``outside``: hand-written cases kept outside the project; a tool's read of the committed
+  measuring ones (sets 3 on) is logged by `record_outside`.
 
 Every load of a measuring split goes through `open_split(name, purpose, ...)`, and every
 load of a whole world that holds one (world A's or world N's holdout, `HOLDOUTS`) is
@@ -30,6 +31,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -141,6 +143,25 @@ def record_read(name: str, purpose: str, caller: str | None = None) -> dict[str,
         return line
     _append([line])
     return line
+
+
+# The committed outside cases: sets 1-2 are development (DESIGN_LOG R22, V7), the rest measuring.
+OUTSIDE_DIR = REPO_ROOT / "datasets" / "outside"
+OUTSIDE_DEVELOPMENT = frozenset({1, 2})
+_OUTSIDE_FILE = re.compile(r"_set(\d+)\.jsonl$")
+
+
+def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
+    """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
+    ledger line naming them; None when it read none (sets 1-2, a file of the user's own)."""
+    sets = set()
+    for p in map(Path, paths):
+        m = _OUTSIDE_FILE.search(p.name)
+        if m and int(m.group(1)) not in OUTSIDE_DEVELOPMENT and p.resolve().parent == OUTSIDE_DIR.resolve():
+            sets.add(int(m.group(1)))
+    if not sets:
+        return None
+    return record_read("outside cases", current_purpose(purpose), caller=f"{tool} (sets {', '.join(map(str, sorted(sets)))})")
 
 
 def _append(lines: list[dict[str, Any]]) -> None:

@@ -103,6 +103,9 @@ def tool(cfg: dict[str, Any]) -> int:
     from widemem_bench.embedders import load_embedder
 
     rows = evaluate(files, resolvers, load_embedder(str(cfg["embedder"])), int(cfg["candidate_k"]))
+    from widemem_bench.sealed import record_outside
+
+    record_outside(files, "widemem-bench outside_updates")  # a ledger line once the tool ends well
     cmd = tool_command("outside_updates", cfg)
     text = render(rows, cmd)
     print(text)

@@ -112,6 +112,9 @@ def tool(cfg: dict[str, Any]) -> int:
     answer_sets(folder)  # a folder without sets: one line, before any model loads
     table = outside_table(load_embedder(str(cfg["embedder"])), folder, n_boot=int(cfg["n_boot"]),
                           seed=int(cfg["seed"]))
+    from widemem_bench.sealed import record_outside
+
+    record_outside([folder / f"{n}.jsonl" for n in answer_sets(folder)], "widemem-bench outside_report")
     command = tool_command("outside_report", cfg, every=True)  # n_boot and seed set the intervals
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(outside_markdown(table, command), encoding="utf-8")
