@@ -426,8 +426,10 @@ def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_p
     assert sealed.record_outside([d / "updates_set1.jsonl", d / "answer_set2.jsonl"], "t") is None
     assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None
     assert sealed.record_outside([d / "updates_set3.jsonl"], "t", purpose=sealed.MEASURE) is None
+    (tmp_path / "mine.jsonl").symlink_to(d / "updates_set3.jsonl")  # a renamed link is its target
+    assert sealed.record_outside([tmp_path / "mine.jsonl"], "t", purpose=sealed.MEASURE) is None
     assert not ledger.exists()
-    line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", d / "answer_set3.jsonl"],
+    line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", tmp_path / "mine.jsonl"],
                                  "widemem-bench outside_report")
     assert line is not None and line["set"] == "outside cases"
     assert line["caller"] == "widemem-bench outside_report (sets 3, 9)" and line["purpose"].startswith("ad hoc")
@@ -451,3 +453,12 @@ def test_outside_updates_logs_its_read_of_a_measuring_set(tmp_path, monkeypatch)
                          "candidate_k": 5, "out": None}) == 0
     lines = [json.loads(x) for x in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     assert [x["caller"] for x in lines] == ["widemem-bench outside_updates (sets 3)"]
+    # a report that cannot be written is neither shown nor logged (the front door holds the line)
+    from widemem_bench import cli
+
+    capsys_out = tmp_path / "blocker"
+    capsys_out.write_text("a file, not a folder")
+    rc = cli.main(["outside_updates", f"files=[{path}]", "resolvers=[append]", "embedder=hash-test",
+                   f"out={capsys_out}/o.md"])
+    assert rc != 0
+    assert len((tmp_path / "ledger.jsonl").read_text().splitlines()) == 1

@@ -408,6 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         head = next((a for a in args if a not in MULTIRUN), "")
         print(f"error: {head}: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path that cannot be read or written (out= under a file, a full disk): one line
+        head = next((a for a in args if a not in MULTIRUN), "")
+        print(f"error: {head}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -155,9 +155,9 @@ def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None =
     """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
     ledger line naming them; None when it read none (sets 1-2, a file of the user's own)."""
     sets = set()
-    for p in map(Path, paths):
+    for p in (Path(x).resolve() for x in paths):  # a symlink, whatever its name, is its target
         m = _OUTSIDE_FILE.search(p.name)
-        if m and int(m.group(1)) not in OUTSIDE_DEVELOPMENT and p.resolve().parent == OUTSIDE_DIR.resolve():
+        if m and int(m.group(1)) not in OUTSIDE_DEVELOPMENT and p.parent == OUTSIDE_DIR.resolve():
             sets.add(int(m.group(1)))
     if not sets:
         return None

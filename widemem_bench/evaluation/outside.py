@@ -108,11 +108,11 @@ def tool(cfg: dict[str, Any]) -> int:
     record_outside(files, "widemem-bench outside_updates")  # a ledger line once the tool ends well
     cmd = tool_command("outside_updates", cfg)
     text = render(rows, cmd)
-    print(text)
-    if cfg.get("out"):
+    if cfg.get("out"):  # written before it is shown: a failed write shows nothing and logs no read
         out = Path(str(cfg["out"]))
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text + "\n", "utf-8")
         (out.with_suffix(".jsonl")).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    print(text)
     return 0
 
