@@ -214,9 +214,14 @@ needs_mem0 = pytest.mark.skipif(
 @needs_mem0
 @pytest.mark.slow
 @pytest.mark.models
-def test_mem0_adapter_offline_raw_cosine_and_no_dedup(tmp_path):
+def test_mem0_adapter_offline_raw_cosine_and_no_dedup(tmp_path, monkeypatch):
+    import spacy.cli
+
     from widemem_bench.embedders import load_embedder
     from widemem_bench.peers.mem0 import Mem0Adapter
+
+    tried: list[tuple] = []  # mem0 2.2.1 calls download on its first add when spaCy is installed,
+    monkeypatch.setattr(spacy.cli, "download", lambda *a, **k: tried.append(a))  # and swallows errors
 
     m = Mem0Adapter("minilm-l6", work_dir=tmp_path)
     g = GuardedAdapter(m)
@@ -229,6 +234,7 @@ def test_mem0_adapter_offline_raw_cosine_and_no_dedup(tmp_path):
     q, d = emb.encode(["what's my doctor's name?"], "query")[0], emb.encode(["allergic to peanuts"])[0]
     assert r.scores[0] == pytest.approx(float(np.dot(q, d)), abs=1e-5)  # raw cosine
     assert "live in Boston" not in r.contents and m.count("me") == 3
+    assert tried == []  # nothing is downloaded at run time
     g.close()
 
 

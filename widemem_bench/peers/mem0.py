@@ -7,7 +7,12 @@
   nothing is downloaded; local-path Qdrant holds the vectors;
 - ``MEM0_TELEMETRY=False`` and ``MEM0_DIR`` (a private folder) are set before mem0 is
   imported: mem0 reads both at import time;
-- ``search(query, filters={"user_id": ...}, top_k=...)``; with spaCy and fastembed
+- mem0 2.2.1 downloads spaCy's ``en_core_web_sm`` at run time when spaCy is installed
+  (our language layer installs it) and the package of that name is not; the adapter marks
+  mem0's two spaCy loaders as failed before the first add, which is what mem0 itself does
+  after the download fails offline, so no download is ever attempted and the scores are
+  the ones it gives without the model (`_no_spacy_download`);
+- ``search(query, filters={"user_id": ...}, top_k=...)``; with its spaCy model and fastembed
   absent, mem0's score is the raw cosine of query and memory. mem0 drops results below
   ``threshold`` (its default 0.1); the adapter asks with ``search_threshold`` (0 by
   default: mem0 accepts [0, 1]) so the benchmark sees every score and applies 0.1 itself.
@@ -58,6 +63,21 @@ def model_folder(model: str) -> tuple[Path, int]:
     return folder, dim
 
 
+def _no_spacy_download() -> None:
+    """Mark mem0's spaCy loaders (``mem0.utils.spacy_models``) as failed: each otherwise
+    calls ``spacy.cli.download`` on first use, a network call at run time that fails
+    offline and leaves the same flags set. No attribute of that name: nothing to do."""
+    import importlib
+
+    try:
+        mod = importlib.import_module("mem0.utils.spacy_models")
+    except ImportError:
+        return
+    for flag in ("_load_failed_full", "_load_failed_lemma"):
+        if hasattr(mod, flag):
+            setattr(mod, flag, True)
+
+
 class Mem0Adapter:
     """mem0's `Memory` on a private temporary folder (removed by `close()`)."""
 
@@ -77,6 +97,7 @@ class Mem0Adapter:
         os.environ["MEM0_DIR"] = str(root / "mem0")
         from mem0 import Memory
 
+        _no_spacy_download()
         config = {
             "embedder": {"provider": "huggingface", "config": {"model": str(folder), "embedding_dims": dim}},
             "vector_store": {"provider": "qdrant", "config": {
