@@ -424,15 +424,19 @@ def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_p
     monkeypatch.delenv(sealed.PURPOSE_ENV, raising=False)
     d = sealed.OUTSIDE_DIR
     assert sealed.record_outside([d / "updates_set1.jsonl", d / "answer_set2.jsonl"], "t") is None
-    assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None
+    assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None  # no such file
+    (tmp_path / "mine_dev.jsonl").write_bytes((d / "updates_set2.jsonl").read_bytes())
+    (tmp_path / "edited.jsonl").write_bytes((d / "updates_set4.jsonl").read_bytes() + b"\n")
+    assert sealed.record_outside([tmp_path / "mine_dev.jsonl", tmp_path / "edited.jsonl"], "t") is None
     assert sealed.record_outside([d / "updates_set3.jsonl"], "t", purpose=sealed.MEASURE) is None
     (tmp_path / "mine.jsonl").symlink_to(d / "updates_set3.jsonl")  # a renamed link is its target
     assert sealed.record_outside([tmp_path / "mine.jsonl"], "t", purpose=sealed.MEASURE) is None
     assert not ledger.exists()
-    line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", tmp_path / "mine.jsonl"],
-                                 "widemem-bench outside_report")
+    (tmp_path / "copy.jsonl").write_bytes((d / "answer_set6.jsonl").read_bytes())  # a renamed copy is its set
+    line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", tmp_path / "mine.jsonl",
+                                  tmp_path / "copy.jsonl"], "widemem-bench outside_report")
     assert line is not None and line["set"] == "outside cases"
-    assert line["caller"] == "widemem-bench outside_report (sets 3, 9)" and line["purpose"].startswith("ad hoc")
+    assert line["caller"] == "widemem-bench outside_report (sets 3, 6, 9)" and line["purpose"].startswith("ad hoc")
     assert [json.loads(x)["caller"] for x in ledger.read_text().splitlines()] == [line["caller"]]
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -153,15 +154,39 @@ _OUTSIDE_FILE = re.compile(r"_set(\d+)\.jsonl$")
 
 def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
     """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
-    ledger line naming them; None when it read none (sets 1-2, a file of the user's own)."""
+    ledger line naming them; None when it read none (sets 1-2, a file of the user's own). A file
+    is a set by where it is (a symlink is its target) or by its bytes: a renamed copy, or another
+    clone's file, with a committed set's sha256 is that set."""
     sets = set()
+    by_bytes: dict[str, int] | None = None
     for p in (Path(x).resolve() for x in paths):  # a symlink, whatever its name, is its target
         m = _OUTSIDE_FILE.search(p.name)
-        if m and int(m.group(1)) not in OUTSIDE_DEVELOPMENT and p.parent == OUTSIDE_DIR.resolve():
-            sets.add(int(m.group(1)))
+        if m and p.parent == OUTSIDE_DIR.resolve():
+            n: int | None = int(m.group(1))
+        else:
+            by_bytes = _outside_digests() if by_bytes is None else by_bytes
+            n = by_bytes.get(_sha256(p)) if p.is_file() else None
+        if n is not None and n not in OUTSIDE_DEVELOPMENT:
+            sets.add(n)
     if not sets:
         return None
     return record_read("outside cases", current_purpose(purpose), caller=f"{tool} (sets {', '.join(map(str, sorted(sets)))})")
+
+
+def _outside_digests() -> dict[str, int]:
+    """sha256 of each committed outside set file -> its set number (a few hundred KB in all)."""
+    out: dict[str, int] = {}
+    folder = OUTSIDE_DIR.resolve()
+    if folder.is_dir():
+        for f in sorted(folder.glob("*_set*.jsonl")):
+            m = _OUTSIDE_FILE.search(f.name)
+            if m:
+                out[_sha256(f)] = int(m.group(1))
+    return out
+
+
+def _sha256(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def _append(lines: list[dict[str, Any]]) -> None:
