@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "reports" / "outside.md"
-_ROW = re.compile(r"^\| (answer_set\d) \| ([^|]+) \| (-?\d\.\d{3}) \[[^]]*\] \| (\d\.\d\d) \| (\d\.\d\d) \|"
+_ROW = re.compile(r"^\| (answer_set\d+) \| ([^|]+) \| (-?\d\.\d{3}) \[[^]]*\] \| (\d\.\d\d) \| (\d\.\d\d) \|"
                   r".*\| (\d\.\d{3}) \|$")
 
 
