@@ -35,6 +35,7 @@ import ast
 import itertools
 import re
 import re._parser as sre  # the stdlib's own regex parser: patterns read as re reads them
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -261,7 +262,9 @@ def _readings(seq: Iterable) -> list[str]:
 def regex_runs(pattern: str) -> list[tuple[str, ...]]:
     """The literal word runs of a regex (see above); [] when it is not a valid pattern."""
     try:
-        parsed = sre.parse(pattern)
+        with warnings.catch_warnings():  # any string literal is tried as a pattern: "[[" warns, harmlessly
+            warnings.simplefilter("ignore", FutureWarning)
+            parsed = sre.parse(pattern)
     except (re.error, RecursionError, OverflowError, ValueError):
         return []
     runs: list[tuple[str, ...]] = []
@@ -426,17 +429,22 @@ def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_p
     assert sealed.record_outside([d / "updates_set1.jsonl", d / "answer_set2.jsonl"], "t") is None
     assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None  # no such file
     (tmp_path / "mine_dev.jsonl").write_bytes((d / "updates_set2.jsonl").read_bytes())
-    (tmp_path / "edited.jsonl").write_bytes((d / "updates_set4.jsonl").read_bytes() + b"\n")
-    assert sealed.record_outside([tmp_path / "mine_dev.jsonl", tmp_path / "edited.jsonl"], "t") is None
+    few = (d / "updates_set4.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "a_few.jsonl").write_bytes(b"".join(few[: len(few) // 3]))  # a third of set 4: not set 4
+    assert sealed.record_outside([tmp_path / "mine_dev.jsonl", tmp_path / "a_few.jsonl"], "t") is None
     assert sealed.record_outside([d / "updates_set3.jsonl"], "t", purpose=sealed.MEASURE) is None
     (tmp_path / "mine.jsonl").symlink_to(d / "updates_set3.jsonl")  # a renamed link is its target
     assert sealed.record_outside([tmp_path / "mine.jsonl"], "t", purpose=sealed.MEASURE) is None
     assert not ledger.exists()
     (tmp_path / "copy.jsonl").write_bytes((d / "answer_set6.jsonl").read_bytes())  # a renamed copy is its set
+    rows = (d / "updates_set7.jsonl").read_bytes().splitlines(keepends=True)
+    edited = [rows[0].replace(b'"text": "', b'"text": "x', 1), *rows[1:], b"\n"]  # one fact edited, a blank line
+    assert edited[0] != rows[0]
+    (tmp_path / "edited.jsonl").write_bytes(b"".join(edited))
     line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", tmp_path / "mine.jsonl",
-                                  tmp_path / "copy.jsonl"], "widemem-bench outside_report")
+                                  tmp_path / "copy.jsonl", tmp_path / "edited.jsonl"], "widemem-bench outside_report")
     assert line is not None and line["set"] == "outside cases"
-    assert line["caller"] == "widemem-bench outside_report (sets 3, 6, 9)" and line["purpose"].startswith("ad hoc")
+    assert line["caller"] == "widemem-bench outside_report (sets 3, 6, 7, 9)" and line["purpose"].startswith("ad hoc")
     assert [json.loads(x)["caller"] for x in ledger.read_text().splitlines()] == [line["caller"]]
 
 

@@ -155,38 +155,38 @@ _OUTSIDE_FILE = re.compile(r"_set(\d+)\.jsonl$")
 def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
     """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
     ledger line naming them; None when it read none (sets 1-2, a file of the user's own). A file
-    is a set by where it is (a symlink is its target) or by its bytes: a renamed copy, or another
-    clone's file, with a committed set's sha256 is that set."""
+    is a set by where it is (a symlink is its target) or by its lines: a renamed copy, another
+    clone's file, or an edited copy holding at least half of a committed set's lines is that set."""
     sets = set()
-    by_bytes: dict[str, int] | None = None
+    lines: list[tuple[int, frozenset[str]]] | None = None
     for p in (Path(x).resolve() for x in paths):  # a symlink, whatever its name, is its target
         m = _OUTSIDE_FILE.search(p.name)
         if m and p.parent == OUTSIDE_DIR.resolve():
-            n: int | None = int(m.group(1))
-        else:
-            by_bytes = _outside_digests() if by_bytes is None else by_bytes
-            n = by_bytes.get(_sha256(p)) if p.is_file() else None
-        if n is not None and n not in OUTSIDE_DEVELOPMENT:
-            sets.add(n)
+            sets.add(int(m.group(1)))
+        elif p.is_file():
+            lines = _outside_lines() if lines is None else lines
+            mine = _line_digests(p)
+            sets |= {n for n, theirs in lines if theirs and 2 * len(mine & theirs) >= len(theirs)}
+    sets -= OUTSIDE_DEVELOPMENT
     if not sets:
         return None
     return record_read("outside cases", current_purpose(purpose), caller=f"{tool} (sets {', '.join(map(str, sorted(sets)))})")
 
 
-def _outside_digests() -> dict[str, int]:
-    """sha256 of each committed outside set file -> its set number (a few hundred KB in all)."""
-    out: dict[str, int] = {}
+def _outside_lines() -> list[tuple[int, frozenset[str]]]:
+    """(set number, line digests) of each committed outside set file (a few hundred KB in all)."""
     folder = OUTSIDE_DIR.resolve()
-    if folder.is_dir():
-        for f in sorted(folder.glob("*_set*.jsonl")):
-            m = _OUTSIDE_FILE.search(f.name)
-            if m:
-                out[_sha256(f)] = int(m.group(1))
-    return out
+    files = sorted(folder.glob("*_set*.jsonl")) if folder.is_dir() else []
+    return [(int(m.group(1)), _line_digests(f)) for f in files if (m := _OUTSIDE_FILE.search(f.name))]
 
 
-def _sha256(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
+def _line_digests(p: Path) -> frozenset[str]:
+    """sha256 of each non-blank line, whitespace at its ends ignored (a user or scenario per line)."""
+    try:
+        text = p.read_bytes()
+    except OSError:
+        return frozenset()
+    return frozenset(hashlib.sha256(ln.strip()).hexdigest() for ln in text.splitlines() if ln.strip())
 
 
 def _append(lines: list[dict[str, Any]]) -> None:

@@ -2,9 +2,10 @@
 
     widemem-bench outside_report dir=datasets/outside out=reports/outside.md
 
-The sets (every ``answer_set<N>.jsonl`` of ``dir``: sets 1 and 2 written 2026-12-01, sets 3-5
-2026-12-05, each by a helper blind to the project) are measuring sets, read once per method
-version and logged in reports/DESIGN_LOG.md. One JSON object per user:
+The sets (every ``answer_set<N>.jsonl`` of ``dir``: sets 1 and 2 written 2026-12-01 and
+development now, sets 3-10 written 2026-12-05 to 2026-12-07, each by a helper blind to the
+project) are measuring sets from 3 on, read once per method version and logged in
+reports/DESIGN_LOG.md and reports/seal_ledger.jsonl. One JSON object per user:
 ``facts`` (``id``, ``text``, ``day``) and ``questions`` (``id``, ``text``, ``kind``:
 answerable, hard_negative, other_person, unrelated).
 
@@ -85,11 +86,17 @@ def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: i
 
 
 def outside_markdown(table: pd.DataFrame, command: str) -> str:
+    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT
+
+    nums = sorted({int(m) for m in table["set"].astype(str).str.extract(r"(\d+)$")[0].dropna()}
+                  - OUTSIDE_DEVELOPMENT) if len(table) else []
+    measuring = (f"Sets {nums[0]} to {nums[-1]} are" if len(nums) > 1 else f"Set {nums[0]} is") if nums else "No set is"
     lines = ["## Outside hand-written answer sets (blind)", "",
              "Sets 1 and 2 are development: they chose answerability v4's recipe and train its cross-encoder "
-             "from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. Sets 3 to 8 are "
+             f"from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. {measuring} "
              "the measuring sets, each read once per method version (set 5 first by v4.3, DESIGN_LOG M7; set 6 "
-             "first by v4.4, M9; set 7 first by v4.4, M11; set 8 first by v4.4, M12).", "",
+             "first by v4.4, M9; set 7 first by v4.4, M11; set 8 first by v4.4, M12; set 9 first by v4.5, M15; "
+             "set 10 first by v4.5, M16); each read is also a line of reports/seal_ledger.jsonl.", "",
              "Youden J at MODERATE or above = recall (answerable at MODERATE+) minus false confidence (every "
              "unanswerable kind at MODERATE+), 95% cluster bootstrap by user; AUROC of the method's score. "
              "Questions searched by cosine over the user's facts as written (top 10). Read once per method "

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import importlib.util
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -98,6 +99,9 @@ class Mem0Adapter:
         from mem0 import Memory
 
         _no_spacy_download()
+        # mem0's vector store logs one INFO line per add ("Inserting 1 vectors ..."): 1,800 lines
+        # of a peer run's log; its warnings still show.
+        logging.getLogger("mem0.vector_stores").setLevel(logging.WARNING)
         config = {
             "embedder": {"provider": "huggingface", "config": {"model": str(folder), "embedding_dims": dim}},
             "vector_store": {"provider": "qdrant", "config": {
