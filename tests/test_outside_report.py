@@ -46,3 +46,33 @@ def test_outside_report_reproduces_from_main(monkeypatch: pytest.MonkeyPatch) ->
     got = {(r.set, r.method): (f"{r.j:.3f}", f"{r.recall:.2f}", f"{r.false_confidence:.2f}", f"{r.auroc:.3f}")
            for r in table.itertuples()}
     assert got == committed_rows()
+
+
+def test_the_summary_covers_the_measuring_sets_only() -> None:
+    import pandas as pd
+
+    from widemem_bench.experiments.outside import outside_markdown
+
+    def row(s: str, j: float) -> dict[str, object]:
+        return {"set": s, "method": "m", "j": j, "j_lo": j - 0.1, "j_hi": j + 0.1, "recall": 0.5,
+                "false_confidence": 0.1, "fc_hard_negative": 0.1, "fc_other_person": 0.1, "fc_unrelated": 0.1,
+                "auroc": 0.5 + j}
+
+    md = outside_markdown(pd.DataFrame([row("answer_set1", 0.9), row("answer_set3", 0.2), row("answer_set10", 0.4),
+                                        row("answer_set4", 0.3)]), "cmd")
+    assert "Sets 3 to 10 are the measuring sets" in md
+    assert "| m | 3 | 0.300 | 0.200 (answer_set3) | 0.800 |" in md  # set 1 (development) left out
+
+
+def test_the_update_summary_sums_the_measuring_sets_only() -> None:
+    from widemem_bench.evaluation.outside import render
+
+    def sc(s: str, kind: str, right: bool, lost: int, oblique: bool = False) -> dict[str, object]:
+        return {"set": s, "resolver": "r", "kind": kind, "right": right, "oblique": oblique, "true_lost": lost}
+
+    rows = [sc("updates_set1", "update", True, 0), sc("updates_set3", "update", True, 0, True),
+            sc("updates_set3", "keep", False, 1), sc("updates_set12", "update", False, 0),
+            sc("updates_set12", "keep", True, 0), sc("mine", "update", True, 0)]
+    md = render(rows, "cmd")
+    assert "| r | 2 | 1/2 | 1/1 | 1 | 1/2 |" in md  # sets 3 and 12; set 1 and a user's own file left out
+    assert "measuring" not in render([sc("mine", "update", True, 0)], "cmd")

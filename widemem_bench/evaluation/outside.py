@@ -81,7 +81,33 @@ def render(rows: Sequence[dict[str, Any]], command: str) -> str:
     cols = list(summ[0]) if summ else []
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(s[c]) for c in cols) + " |" for s in summ]
-    return "\n".join(["## Outside update scenarios", "", *lines, "", f"Command: `{command}`."])
+    return "\n".join(["## Outside update scenarios", "", *lines, *_over_measuring(summ), "",
+                      f"Command: `{command}`."])
+
+
+def _over_measuring(summ: Sequence[dict[str, Any]]) -> list[str]:
+    """Each resolver summed over the committed measuring sets among the files (updates_set3 on)."""
+    import re
+
+    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT
+
+    def number(name: str) -> int | None:
+        m = re.fullmatch(r"updates_set(\d+)", name)
+        return int(m.group(1)) if m else None
+
+    meas = [s for s in summ if (n := number(s["set"])) is not None and n not in OUTSIDE_DEVELOPMENT]
+    if not meas:
+        return []
+    out = ["", "Over the measuring sets among them (updates_set3 on), summed:", "",
+           "| resolver | sets | updates right | right, oblique | true facts lost | sets with none lost |",
+           "|---|---|---|---|---|---|"]
+    for res in dict.fromkeys(s["resolver"] for s in meas):
+        g = [s for s in meas if s["resolver"] == res]
+        lost = [s["true facts lost, keep"] + s["true facts lost, update"] for s in g]
+        out.append(f"| {res} | {len(g)} | {sum(s['updates right'] for s in g)}/{sum(s['updates'] for s in g)} | "
+                   f"{sum(s['right, oblique'] for s in g)}/{sum(s['oblique'] for s in g)} | {sum(lost)} | "
+                   f"{sum(x == 0 for x in lost)}/{len(g)} |")
+    return out
 
 
 def tool(cfg: dict[str, Any]) -> int:

@@ -107,7 +107,24 @@ def outside_markdown(table: pd.DataFrame, command: str) -> str:
         lines.append(f"| {r['set']} | {r['method']} | {r['j']:.3f} [{r['j_lo']:.3f}, {r['j_hi']:.3f}] | "
                      f"{r['recall']:.2f} | {r['false_confidence']:.2f} | {r['fc_hard_negative']:.2f} | "
                      f"{r['fc_other_person']:.2f} | {r['fc_unrelated']:.2f} | {r['auroc']:.3f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _over_measuring(table, OUTSIDE_DEVELOPMENT)) + "\n"
+
+
+def _over_measuring(table: pd.DataFrame, development: frozenset[int]) -> list[str]:
+    """Each method over the measuring sets (3 on): how many, the median and lowest J, the median AUROC."""
+    if not len(table):
+        return []
+    num = table["set"].astype(str).str.extract(r"(\d+)$")[0].astype(float)
+    meas = table[num.notna() & ~num.isin(list(development))]
+    if not len(meas):
+        return []
+    out = ["", "Over the measuring sets (one row per method; each set weighs the same):", "",
+           "| method | sets | median J | lowest J (set) | median AUROC |", "|---|---|---|---|---|"]
+    for method, g in meas.groupby("method", sort=False):
+        low = g.iloc[int(g["j"].to_numpy().argmin())]
+        out.append(f"| {method} | {len(g)} | {g['j'].median():.3f} | {low['j']:.3f} ({low['set']}) | "
+                   f"{g['auroc'].median():.3f} |")
+    return out
 
 
 def tool(cfg: dict[str, Any]) -> int:
