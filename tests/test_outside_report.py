@@ -29,7 +29,7 @@ def committed_rows() -> dict[tuple[str, str], tuple[str, str, str, str]]:
 
 def test_the_committed_outside_table_parses() -> None:
     rows = committed_rows()
-    assert {s for s, _ in rows} == {f"answer_set{i}" for i in range(1, 11)}
+    assert {s for s, _ in rows} == {f"answer_set{i}" for i in range(1, 12)}
     assert ("answer_set2", "answerability v2") in rows
 
 

@@ -3,7 +3,7 @@
     widemem-bench outside_report dir=datasets/outside out=reports/outside.md
 
 The sets (every ``answer_set<N>.jsonl`` of ``dir``: sets 1 and 2 written 2026-12-01 and
-development now, sets 3-10 written 2026-12-05 to 2026-12-07, each by a helper blind to the
+development now, sets 3-11 written 2026-12-05 to 2026-12-07, each by a helper blind to the
 project) are measuring sets from 3 on, read once per method version and logged in
 reports/DESIGN_LOG.md and reports/seal_ledger.jsonl. One JSON object per user:
 ``facts`` (``id``, ``text``, ``day``) and ``questions`` (``id``, ``text``, ``kind``:
@@ -96,7 +96,7 @@ def outside_markdown(table: pd.DataFrame, command: str) -> str:
              f"from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. {measuring} "
              "the measuring sets, each read once per method version (set 5 first by v4.3, DESIGN_LOG M7; set 6 "
              "first by v4.4, M9; set 7 first by v4.4, M11; set 8 first by v4.4, M12; set 9 first by v4.5, M15; "
-             "set 10 first by v4.5, M16); each read is also a line of reports/seal_ledger.jsonl.", "",
+             "set 10 first by v4.5, M16; set 11 first by v4.5, M17); each read is also a line of reports/seal_ledger.jsonl.", "",
              "Youden J at MODERATE or above = recall (answerable at MODERATE+) minus false confidence (every "
              "unanswerable kind at MODERATE+), 95% cluster bootstrap by user; AUROC of the method's score. "
              "Questions searched by cosine over the user's facts as written (top 10). Read once per method "
