@@ -191,6 +191,19 @@ def test_world_n_fresh_7_is_a_measuring_split_with_a_seed_never_used() -> None:
         {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
 
 
+def test_world_n_fresh_8_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 8"] == "measuring" and "world N fresh 8" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh8"] == "world N fresh 8" and sealed.FRESH_SPLIT8 == "fresh8"
+    used = (0, 23, *(g["seed"] for g in (sealed.FRESH_N, sealed.FRESH_N2, sealed.FRESH_N3, sealed.FRESH_N4,
+                                          sealed.FRESH_N5, sealed.FRESH_N6, sealed.FRESH_N7)))
+    assert sealed.FRESH_N8["seed"] not in used
+    assert {k: v for k, v in sealed.FRESH_N8.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
 def test_version_3_gate_lets_a_coordinated_change_reach_the_scorer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # version 2's gate read the coordination as additive and refused; no additive word here
     old = "im driving a 2011 civic with 210k miles on it"
@@ -199,6 +212,27 @@ def test_version_3_gate_lets_a_coordinated_change_reach_the_scorer(monkeypatch) 
     assert stored == [new] and kinds[-1] == "UPDATE"
     stored, kinds = _replay(monkeypatch, old, new + " and i also kept the civic", pair=_Pair("*"))
     assert old in stored and "UPDATE" not in kinds
+
+
+def test_version_3_1_reads_a_degree_too_as_no_additive_cue(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # version 3 refused "barclays charged me too much" as if "too" added a second account (R40)
+    old = "my salary goes into my barclays current account"
+    new = "moved my salary account to monzo, barclays charges were too much"
+    stored, kinds = _replay(monkeypatch, old, new, pair=_Pair((old, new)))
+    assert stored == [new] and kinds[-1] == "UPDATE"
+    # an additive "too" (modifying the verb) still refuses, whatever the scorer says
+    stored, kinds = _replay(monkeypatch, old, "i opened a monzo account too", pair=_Pair("*"))
+    assert old in stored and "UPDATE" not in kinds
+
+
+def test_additive_uses_reads_too_by_its_head() -> None:
+    from widemem_bench.engine.structure import additive_uses
+    from widemem_bench.language import default_parser
+
+    p = default_parser()
+    assert additive_uses(p.parse_many(["it was too expensive so i left"])[0].tokens) == []
+    assert additive_uses(p.parse_many(["i do yoga too"])[0].tokens) == ["too"]
+    assert additive_uses(p.parse_many(["i also have a cat"])[0].tokens) == ["also"]
 
 
 def test_the_backend_tokenizes_a_pair_as_the_tokenizers_own_call() -> None:

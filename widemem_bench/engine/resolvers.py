@@ -36,7 +36,7 @@ from .llm import ChatClient, LLMError, LLMReplyError
 from .slots import Reading, changed_value, mentions, split_subject, stems, values_agree
 from .slots import read as read_fact
 from .store import Memory, content_hash
-from .structure import MODEL, Claim, FrameTable, load_table, pair_gate
+from .structure import MODEL, Claim, FrameTable, additive_uses, load_table, pair_gate
 from .structure import claims as structure_claims
 from .structure import gate as structure_gate
 from .structure import parses as structure_parses
@@ -309,7 +309,7 @@ class StructureResolver:
 
 
 class PairResolver(StructureResolver):
-    """Version 3 (DESIGN_LOG R32; 2: R27; 1: R24): a gate on the parse, its pairs scored by a cross-encoder.
+    """Version 3.1 (DESIGN_LOG R40; 3: R32; 2: R27; 1: R24): a gate on the parse, its pairs scored by a cross-encoder.
 
     The structure resolver's gate narrowed where it refused writers' plain changes
     (:func:`.structure.pair_gate`: an additive cue is a closed-class word, not coordination; a
@@ -324,7 +324,8 @@ class PairResolver(StructureResolver):
     which refused most hand-written updates (R22). Without the built cross-encoder it is refused
     in one line naming ``make resolver-cross``. Version 2 changed only the model: 10,000 world
     pairs instead of 4,000 (version 1 underfit world N: 73 % survival on its own training users);
-    version 3 changes only the gate (version 2 is commit 30274a8).
+    version 3 changes only the gate (version 2 is commit 30274a8); version 3.1 reads a degree "too"
+    ("too much") as no additive cue (:func:`.structure.additive_uses`; version 3 is commit 327e2f9).
     """
 
     name = "pair"
@@ -338,7 +339,7 @@ class PairResolver(StructureResolver):
         super().__init__(table, parser, pair)
 
     def _gate(self, new: tuple[Claim, ...], old: tuple[Claim, ...], p: Any) -> str:
-        return pair_gate(new, old, self.table, (t.text for t in p.tokens))
+        return pair_gate(new, old, self.table, additive_uses(p.tokens))
 
 
 class OracleResolver:
