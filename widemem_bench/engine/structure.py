@@ -364,12 +364,13 @@ def additive_uses(tokens: Iterable[Any]) -> list[str]:
 
 
 def pair_gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable, words: Iterable[str]) -> str:
-    """The ``pair`` resolver's gate (version 3): :func:`gate` with three refusals narrowed,
+    """The ``pair`` resolver's gate (version 3.1): :func:`gate` with three refusals narrowed,
     because on hand-written development updates they refused writers' plain changes
     (DESIGN_LOG R32: 36 of the 75 updates version 2 missed):
 
-    - additive: only a closed-class additive word in the new fact (``words``, its tokens:
-      also, too, another, second, ...), not coordination or a plural subject, which chat's
+    - additive: only a closed-class additive word in the new fact in an additive use (``words``:
+      :func:`additive_uses` of its tokens since 3.1, so no degree "too"; also, too, another, second,
+      ...), not coordination or a plural subject, which chat's
       run-on sentences produce ("traded the civic in for a rav4 ... i love it");
     - owners: two names are one person when one's words are inside the other's;
     - several-valued frames: a pair is no longer refused when the new fact names a word of
