@@ -8,8 +8,9 @@ import pytest
 
 from widemem_bench.timelines.handwritten import ANSWER_KINDS, HANDWRITTEN, load, load_answers
 
-WRITERS = ("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10")
-FACTS = {"w1": 102, "w2": 105, "w3": 101, "w4": 104, "w5": 106, "w6": 104, "w7": 104, "w8": 104, "w9": 105, "w10": 104}
+WRITERS = tuple(f"w{i}" for i in range(1, 14))
+FACTS = {"w1": 102, "w2": 105, "w3": 101, "w4": 104, "w5": 106, "w6": 104, "w7": 104, "w8": 104, "w9": 105, "w10": 104,
+         "w11": 104, "w12": 104, "w13": 104}
 
 
 @pytest.mark.parametrize("w", WRITERS)
