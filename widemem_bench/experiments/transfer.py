@@ -210,8 +210,9 @@ def transfer_markdown(table: pd.DataFrame, *, command: str = "widemem-bench tran
         "the version its committed file holds (its \"version\" field; int8 over the rank-1 memory since v4.1, "
         "the cross-encoder trained also on the hand-written development answer sets since v4.2, three more "
         "writers among them since v4.3, read through an onnxruntime int8 copy since v4.4, three more writers "
-        "(w8-w10) since v4.5; reports/DESIGN_LOG.md V5, V8-V11), fitted and certified on the development users "
-        "of worlds A, C and N as v3.", "",
+        "(w8-w10) since v4.5, its MODERATE cut-off certified under a 30 % hard-negative cap (10 % before) since "
+        "v4.6, chosen on three writers its cross-encoder never saw; reports/DESIGN_LOG.md V5, V8-V12), fitted "
+        "and certified on the development users of worlds A, C and N as v3.", "",
         f"Command: `{command}`.", "",
     ]
     for metric, title, pct in (("auroc", "AUROC", False), ("recall", "Recall at MODERATE+", True),
