@@ -204,6 +204,19 @@ def test_world_n_fresh_8_is_a_measuring_split_with_a_seed_never_used() -> None:
         {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
 
 
+def test_world_n_fresh_9_is_a_measuring_split_with_a_seed_never_used() -> None:
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import FRESH
+
+    assert sealed.SETS["world N fresh 9"] == "measuring" and "world N fresh 9" in sealed.measuring_splits()
+    assert FRESH["world_n_fresh9"] == "world N fresh 9" and sealed.FRESH_SPLIT9 == "fresh9"
+    used = (0, 23, *(g["seed"] for g in (sealed.FRESH_N, sealed.FRESH_N2, sealed.FRESH_N3, sealed.FRESH_N4,
+                                          sealed.FRESH_N5, sealed.FRESH_N6, sealed.FRESH_N7, sealed.FRESH_N8)))
+    assert sealed.FRESH_N9["seed"] not in used
+    assert {k: v for k, v in sealed.FRESH_N9.items() if k != "seed"} == \
+        {k: v for k, v in sealed.FRESH_N.items() if k != "seed"}
+
+
 def test_version_3_gate_lets_a_coordinated_change_reach_the_scorer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # version 2's gate read the coordination as additive and refused; no additive word here
     old = "im driving a 2011 civic with 210k miles on it"
@@ -233,6 +246,29 @@ def test_additive_uses_reads_too_by_its_head() -> None:
     assert additive_uses(p.parse_many(["it was too expensive so i left"])[0].tokens) == []
     assert additive_uses(p.parse_many(["i do yoga too"])[0].tokens) == ["too"]
     assert additive_uses(p.parse_many(["i also have a cat"])[0].tokens) == ["also"]
+
+
+def test_version_3_2_reads_the_other_one_as_the_replaced_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # version 3.1 refused "the other sim's dead" as if "other" added a second number (R44)
+    old = "my mobile is 07700 900 123, text me there"
+    new = "new number guys, 07700 900 884, the other sim is dead"
+    stored, kinds = _replay(monkeypatch, old, new, pair=_Pair((old, new)))
+    assert stored == [new] and kinds[-1] == "UPDATE"
+    # "my other phone" is one more phone: it still refuses, whatever the scorer says
+    stored, kinds = _replay(monkeypatch, old, "my other phone is 07700 900 884", pair=_Pair("*"))
+    assert old in stored and "UPDATE" not in kinds
+
+
+def test_additive_uses_reads_other_by_its_noun_phrase() -> None:
+    from widemem_bench.engine.structure import additive_uses
+    from widemem_bench.language import default_parser
+
+    p = default_parser()
+    for text in ("use this number, the other sim died", "pls email me here, other one got hacked",
+                 "cancelled the other one"):
+        assert additive_uses(p.parse_many([text])[0].tokens) == [], text
+    for text in ("i bought my other car in 2019", "continue all other meds", "every other weekend"):
+        assert additive_uses(p.parse_many([text])[0].tokens) == ["other"], text
 
 
 def test_the_backend_tokenizes_a_pair_as_the_tokenizers_own_call() -> None:

@@ -66,6 +66,7 @@ SETS: dict[str, str] = {
     "world N fresh 6": "measuring",
     "world N fresh 7": "measuring",
     "world N fresh 8": "measuring",
+    "world N fresh 9": "measuring",
     "LoCoMo": "measuring",
     "widemem fixture": "measuring",
     "world B": "evaluation",
@@ -351,6 +352,12 @@ FRESH_N8: dict[str, Any] = {**FRESH_N, "seed": 2619}
 FRESH_SPLIT8 = "fresh8"
 
 
+# The pair resolver version 3.2's measuring read (issue 26: fresh to fresh 8 were read by structure
+# versions 2 to 3.2 and pair versions 1 to 3.1): world N's generator, a seed never used before.
+FRESH_N9: dict[str, Any] = {**FRESH_N, "seed": 2620}
+FRESH_SPLIT9 = "fresh9"
+
+
 def _world_n_fresh(g: dict[str, Any] | None = None, split: str = FRESH_SPLIT, prefix: str = "f") -> Any:
     """World N's fresh users (`FRESH_N`), generated in memory, never saved; split "fresh"."""
     from widemem_bench.timelines.dataset import Timelines, generate
@@ -402,6 +409,11 @@ def _world_n_fresh8() -> Any:
     return _world_n_fresh(FRESH_N8, FRESH_SPLIT8, "m")
 
 
+def _world_n_fresh9() -> Any:
+    """World N's ninth fresh users (`FRESH_N9`), in memory, never saved; split "fresh9"."""
+    return _world_n_fresh(FRESH_N9, FRESH_SPLIT9, "n")
+
+
 def _locomo(path: Any = None, verify: bool = True) -> Any:
     from widemem_bench.external.locomo import load_locomo
 
@@ -426,3 +438,4 @@ register("world N fresh 5", _world_n_fresh5, "world N's generator, fresh users (
 register("world N fresh 6", _world_n_fresh6, "world N's generator, fresh users (sealed.FRESH_N6), in memory")
 register("world N fresh 7", _world_n_fresh7, "world N's generator, fresh users (sealed.FRESH_N7), in memory")
 register("world N fresh 8", _world_n_fresh8, "world N's generator, fresh users (sealed.FRESH_N8), in memory")
+register("world N fresh 9", _world_n_fresh9, "world N's generator, fresh users (sealed.FRESH_N9), in memory")

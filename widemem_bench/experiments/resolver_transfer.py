@@ -43,7 +43,7 @@ RATE_METRIC = "resolver_event_rate"
 FRESH = {"world_n_fresh": "world N fresh", "world_n_fresh2": "world N fresh 2", "world_n_fresh3": "world N fresh 3",
          "world_n_fresh4": "world N fresh 4", "world_n_fresh5": "world N fresh 5",
          "world_n_fresh6": "world N fresh 6", "world_n_fresh7": "world N fresh 7",
-         "world_n_fresh8": "world N fresh 8"}
+         "world_n_fresh8": "world N fresh 8", "world_n_fresh9": "world N fresh 9"}
 
 
 def _rate(hits: Any, den: Any) -> float:
