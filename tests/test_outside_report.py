@@ -76,3 +76,17 @@ def test_the_update_summary_sums_the_measuring_sets_only() -> None:
     md = render(rows, "cmd")
     assert "| r | 2 | 1/2 | 1/1 | 1 | 1/2 |" in md  # sets 3 and 12; set 1 and a user's own file left out
     assert "measuring" not in render([sc("mine", "update", True, 0)], "cmd")
+
+
+def test_outside_updates_refuses_an_out_that_would_overwrite_an_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from widemem_bench.evaluation.outside import tool
+
+    src = tmp_path / "mine.jsonl"
+    shutil.copy(REPO / "datasets" / "handwritten" / "updates_w1.jsonl", src)
+    before = src.read_bytes()
+    with pytest.raises(ValueError, match="would overwrite the input file"):
+        tool({"files": [str(src)], "resolvers": ["append"], "embedder": "minilm-l6", "candidate_k": 5,
+              "out": str(tmp_path / "mine.md")})
+    assert src.read_bytes() == before

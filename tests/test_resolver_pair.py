@@ -248,26 +248,17 @@ def test_additive_uses_reads_too_by_its_head() -> None:
     assert additive_uses(p.parse_many(["i also have a cat"])[0].tokens) == ["also"]
 
 
-def test_version_3_2_reads_the_other_one_as_the_replaced_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # version 3.1 refused "the other sim's dead" as if "other" added a second number (R44)
-    old = "my mobile is 07700 900 123, text me there"
-    new = "new number guys, 07700 900 884, the other sim is dead"
-    stored, kinds = _replay(monkeypatch, old, new, pair=_Pair((old, new)))
-    assert stored == [new] and kinds[-1] == "UPDATE"
-    # "my other phone" is one more phone: it still refuses, whatever the scorer says
-    stored, kinds = _replay(monkeypatch, old, "my other phone is 07700 900 884", pair=_Pair("*"))
+def test_other_stays_an_additive_cue_whatever_the_scorer_says(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # version 3.2 read "the other X" as the replaced one; a stranger's keep scenarios then lost the
+    # sister's city (R46), so "other" refuses in every use, as before
+    old = "my sister lives in boston"
+    stored, kinds = _replay(monkeypatch, old, "the other sister lives in denver", pair=_Pair("*"))
     assert old in stored and "UPDATE" not in kinds
-
-
-def test_additive_uses_reads_other_by_its_noun_phrase() -> None:
     from widemem_bench.engine.structure import additive_uses
     from widemem_bench.language import default_parser
 
     p = default_parser()
-    for text in ("use this number, the other sim died", "pls email me here, other one got hacked",
-                 "cancelled the other one"):
-        assert additive_uses(p.parse_many([text])[0].tokens) == [], text
-    for text in ("i bought my other car in 2019", "continue all other meds", "every other weekend"):
+    for text in ("the other sim died", "i have one other car", "every other weekend"):
         assert additive_uses(p.parse_many([text])[0].tokens) == ["other"], text
 
 

@@ -309,7 +309,7 @@ class StructureResolver:
 
 
 class PairResolver(StructureResolver):
-    """Version 3.2 (DESIGN_LOG R44; 3.1: R40; 3: R32; 2: R27; 1: R24): a gate on the parse, its pairs scored by a cross-encoder.
+    """Version 3.1 (DESIGN_LOG R40; 3: R32; 2: R27; 1: R24): a gate on the parse, its pairs scored by a cross-encoder.
 
     The structure resolver's gate narrowed where it refused writers' plain changes
     (:func:`.structure.pair_gate`: an additive cue is a closed-class word, not coordination; a
@@ -325,9 +325,8 @@ class PairResolver(StructureResolver):
     in one line naming ``make resolver-cross``. Version 2 changed only the model: 10,000 world
     pairs instead of 4,000 (version 1 underfit world N: 73 % survival on its own training users);
     version 3 changes only the gate (version 2 is commit 30274a8); version 3.1 reads a degree "too"
-    ("too much") as no additive cue (:func:`.structure.additive_uses`; version 3 is commit 327e2f9);
-    version 3.2 reads "the other sim", "other one" (a singular, definite or bare noun) as the one
-    replaced, not one more (version 3.1 is commit 874162f).
+    ("too much") as no additive cue (:func:`.structure.additive_uses`; version 3 is commit 327e2f9).
+    Version 3.2 (e0fced5, R44), which read "the other one" as the replaced one, was withdrawn (R46).
     """
 
     name = "pair"

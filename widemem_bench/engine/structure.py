@@ -345,23 +345,14 @@ def _named(side: tuple[Claim, ...]) -> set[str]:
     return out
 
 
-# Determiners that leave a singular noun definite: "the other sim", "that other line".
-_DEFINITE = frozenset({"the", "this", "that"})
-_SINGULAR = frozenset({"NN", "NNP", "CD"})  # "one" in "the other one" is tagged CD
-
-
 def additive_uses(tokens: Iterable[Any]) -> list[str]:
     """The words of a parse's tokens (``Parse.tokens``) that are closed-class additive words in an
-    additive use.
-
-    - "too" whose head is an adjective or an adverb is a degree word ("charged me too much", "it's
-      too hot"), not addition ("yoga too"): ``pair`` 3.1 reads it so, by the parse, because version
-      3 refused 5 of its 10 gate refusals of hand-written development updates on it (R40).
-    - "other" before a singular noun that is definite or bare ("the other sim's dead", "other line
-      disconnected", chat dropping the article) points back at the one being replaced, not at one
-      more: ``pair`` 3.2 reads it so (R44). "my other car", "all other meds", "every other weekend"
-      (a possessive, a quantifier, a plural) stay additive.
-    """
+    additive use. "too" whose head is an adjective or an adverb is a degree word ("charged me too
+    much", "it's too hot"), not addition ("yoga too"): ``pair`` 3.1 reads it so, by the parse, because
+    version 3 refused 5 of its 10 gate refusals of hand-written development updates on it (R40).
+    "other" stays additive in every use: version 3.2 read "the other sim's dead" as pointing back at
+    the replaced value and was withdrawn, because "the other sister lives in denver" then retired the
+    sister's city (R44, R46)."""
     toks = list(tokens)
     out = []
     for i, t in enumerate(toks):
@@ -371,22 +362,17 @@ def additive_uses(tokens: Iterable[Any]) -> list[str]:
         head = toks[t.head] if 0 <= t.head < len(toks) and t.head != i else None
         if w == "too" and head is not None and head.pos in ("ADJ", "ADV"):
             continue
-        if w == "other" and head is not None and t.dep == "amod" and head.tag in _SINGULAR:
-            dets = [k.text.lower() for j, k in enumerate(toks)
-                    if k.head == t.head and j not in (i, t.head) and k.dep in ("det", "poss", "predet")]
-            if all(d in _DEFINITE for d in dets):
-                continue
         out.append(t.text)
     return out
 
 
 def pair_gate(new: tuple[Claim, ...], old: tuple[Claim, ...], table: FrameTable, words: Iterable[str]) -> str:
-    """The ``pair`` resolver's gate (version 3.2): :func:`gate` with three refusals narrowed,
+    """The ``pair`` resolver's gate (version 3.1): :func:`gate` with three refusals narrowed,
     because on hand-written development updates they refused writers' plain changes
     (DESIGN_LOG R32: 36 of the 75 updates version 2 missed):
 
     - additive: only a closed-class additive word in the new fact in an additive use (``words``:
-      :func:`additive_uses` of its tokens: no degree "too" since 3.1, no "the other one" since 3.2; also, too, another, second,
+      :func:`additive_uses` of its tokens since 3.1, so no degree "too"; also, too, another, second,
       ...), not coordination or a plural subject, which chat's
       run-on sentences produce ("traded the civic in for a rav4 ... i love it");
     - owners: two names are one person when one's words are inside the other's;

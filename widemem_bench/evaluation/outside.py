@@ -119,6 +119,12 @@ def tool(cfg: dict[str, Any]) -> int:
         raise ValueError("files: required, e.g. files=[datasets/outside/updates_set1.jsonl]")
     for f in files:
         load(f)  # every file checked before anything runs
+    if cfg.get("out"):  # out and its .jsonl sibling never overwrite an input set
+        out = Path(str(cfg["out"]))
+        inputs = {Path(f).resolve() for f in files}
+        for target in (out, out.with_suffix(".jsonl")):
+            if target.resolve() in inputs:
+                raise ValueError(f"out: {out} would overwrite the input file {target}; choose another out")
     resolvers = [str(r) for r in cfg["resolvers"]]
     for r in resolvers:
         EngineConfig(resolver=r)  # a bad name: one line before any model loads
