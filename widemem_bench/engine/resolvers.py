@@ -10,7 +10,7 @@ duplicates (same content hash) itself, whatever the resolver says.
 - ``append``: always ADD (no resolution at all).
 - ``rule``: deterministic reading of subject, single-valued slots and explicit
   change markers (see :mod:`.slots` and :class:`RuleResolver`); never DELETEs.
-- ``structure`` (version 3.1): reads each fact as (subject, predicate frame, value) triples
+- ``structure`` (version 3.2, DESIGN_LOG R20): reads each fact as (subject, predicate frame, value) triples
   from the language layer's spaCy parse; a gate refuses additive cues, explicitly different
   owners and frames known to hold several values, the scorer refuses pairs across subjects
   (its subject-role head, the parse's user against a name or possessed noun), and a learned
@@ -215,7 +215,7 @@ class PairModel(Protocol):
 
 
 class StructureResolver:
-    """Version 3.1: a grammar-safe gate on the parse, a learned pair scorer for the rest.
+    """Version 3.2 (R20): a grammar-safe gate on the parse, a learned pair scorer for the rest.
 
     Per new fact, each candidate goes through the gate (:func:`.structure.gate`, on the
     claims of the cached spaCy parse), which refuses only what grammar makes safe: an
