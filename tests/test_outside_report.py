@@ -90,3 +90,32 @@ def test_outside_updates_refuses_an_out_that_would_overwrite_an_input(tmp_path) 
         tool({"files": [str(src)], "resolvers": ["append"], "embedder": "minilm-l6", "candidate_k": 5,
               "out": str(tmp_path / "mine.md")})
     assert src.read_bytes() == before
+
+
+def test_a_folder_of_the_users_own_sets_gets_no_claim_from_the_projects_history() -> None:
+    import pandas as pd
+
+    from widemem_bench.experiments.outside import outside_markdown
+
+    def row(s: str, j: float) -> dict[str, object]:
+        return {"set": s, "method": "m", "j": j, "j_lo": j - 0.1, "j_hi": j + 0.1, "recall": 0.5,
+                "false_confidence": 0.1, "fc_hard_negative": 0.1, "fc_other_person": 0.1, "fc_unrelated": 0.1,
+                "auroc": 0.5 + j}
+
+    table = pd.DataFrame([row("answer_set1", 0.9), row("answer_set2", 0.2), row("answer_set3", 0.4)])
+    mine = outside_markdown(table, "cmd", {"answer_set1": None, "answer_set2": None, "answer_set3": 4})
+    assert "Sets 1 and 2 are development" not in mine and "V7" not in mine
+    assert "answer_set1, answer_set2: files of your own" in mine
+    assert "answer_set3 holds committed set 4's cases" in mine
+    assert "| m | 1 | 0.400 | 0.400 (answer_set3) | 0.900 |" in mine  # only the copy of a measuring set is summed
+    ours = outside_markdown(table, "cmd", {"answer_set1": 1, "answer_set2": 2, "answer_set3": 3})
+    assert ours == outside_markdown(table, "cmd") and "Sets 1 and 2 are development" in ours
+
+
+def test_the_update_summary_leaves_out_a_users_file_named_like_a_set() -> None:
+    from widemem_bench.evaluation.outside import render
+
+    rows = [{"set": "updates_set12", "resolver": "r", "kind": "update", "right": True, "oblique": False,
+             "true_lost": 0}]
+    assert "measuring" in render(rows, "cmd")  # by name alone, set 12 would be a committed measuring set
+    assert "measuring" not in render(rows, "cmd", {"updates_set12": None})  # the tool knows it is the user's

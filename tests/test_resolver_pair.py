@@ -279,3 +279,20 @@ def test_the_backend_tokenizes_a_pair_as_the_tokenizers_own_call() -> None:
         got = s._feeds(old, new)
         for k in pair_cross.INPUTS:
             np.testing.assert_array_equal(got[k], np.asarray(want[k], dtype=np.int64), err_msg=f"{k}: {old!r}")
+
+
+def test_an_ad_hoc_read_of_a_fresh_world_leaves_one_ledger_line(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from widemem_bench import sealed
+    from widemem_bench.experiments.resolver_transfer import load_set
+
+    ledger = tmp_path / "ledger.jsonl"
+    monkeypatch.setenv(sealed.LEDGER_ENV, str(ledger))
+    monkeypatch.setenv(sealed.PURPOSE_ENV, sealed.MEASURE)  # make bench: a measuring read, no line
+    tl, _ = load_set("world_n_fresh9", {})
+    assert len(tl.events) and not ledger.exists()
+    monkeypatch.setenv(sealed.PURPOSE_ENV, "a look at pair's misses")  # anything else: one line naming the set
+    load_set("world_n_fresh9", {})
+    lines = [json.loads(x) for x in ledger.read_text().splitlines()]
+    assert [(x["set"], x["purpose"]) for x in lines] == [("world N fresh 9", "a look at pair's misses")]

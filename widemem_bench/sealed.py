@@ -154,22 +154,30 @@ OUTSIDE_DEVELOPMENT = frozenset({1, 2})
 _OUTSIDE_FILE = re.compile(r"_set(\d+)\.jsonl$")
 
 
-def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
-    """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
-    ledger line naming them; None when it read none (sets 1-2, a file of the user's own). A file
-    is a set by where it is (a symlink is its target) or by its lines: a renamed copy, another
-    clone's file, or an edited copy holding at least half of a committed set's lines is that set."""
-    sets = set()
+def committed_outside(paths: Iterable[str | Path]) -> list[int | None]:
+    """Which committed outside set (its number) each of ``paths`` is, else None (a file of the
+    user's own). A file is a set by where it is (a symlink is its target) or by its lines: a
+    renamed copy, another clone's file, or an edited copy holding at least half of a committed
+    set's lines is that set."""
+    out: list[int | None] = []
     lines: list[tuple[int, frozenset[str]]] | None = None
     for p in (Path(x).resolve() for x in paths):  # a symlink, whatever its name, is its target
         m = _OUTSIDE_FILE.search(p.name)
         if m and p.parent == OUTSIDE_DIR.resolve():
-            sets.add(int(m.group(1)))
-        elif p.is_file():
-            lines = _outside_lines() if lines is None else lines
-            mine = _line_digests(p)
-            sets |= {n for n, theirs in lines if theirs and 2 * len(mine & theirs) >= len(theirs)}
-    sets -= OUTSIDE_DEVELOPMENT
+            out.append(int(m.group(1)))
+            continue
+        lines = _outside_lines() if lines is None and p.is_file() else lines
+        mine = _line_digests(p) if p.is_file() else frozenset()
+        hits = [n for n, theirs in (lines or []) if theirs and 2 * len(mine & theirs) >= len(theirs)]
+        out.append(hits[0] if hits else None)
+    return out
+
+
+def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
+    """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
+    ledger line naming them; None when it read none (sets 1-2, a file of the user's own), as
+    `committed_outside` tells them apart."""
+    sets = {n for n in committed_outside(paths) if n is not None} - OUTSIDE_DEVELOPMENT
     if not sets:
         return None
     return record_read("outside cases", current_purpose(purpose), caller=f"{tool} (sets {', '.join(map(str, sorted(sets)))})")

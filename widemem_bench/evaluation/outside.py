@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,22 +76,26 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def render(rows: Sequence[dict[str, Any]], command: str) -> str:
+def render(rows: Sequence[dict[str, Any]], command: str, committed: Mapping[str, int | None] | None = None) -> str:
+    """The report. ``committed``: which committed outside set each file is (`sealed.committed_outside`;
+    None for a file of the user's own); left out, a file named ``updates_set<N>`` is set N."""
     summ = summary(rows)
     cols = list(summ[0]) if summ else []
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(s[c]) for c in cols) + " |" for s in summ]
-    return "\n".join(["## Outside update scenarios", "", *lines, *_over_measuring(summ), "",
+    return "\n".join(["## Outside update scenarios", "", *lines, *_over_measuring(summ, committed), "",
                       f"Command: `{command}`."])
 
 
-def _over_measuring(summ: Sequence[dict[str, Any]]) -> list[str]:
+def _over_measuring(summ: Sequence[dict[str, Any]], committed: Mapping[str, int | None] | None = None) -> list[str]:
     """Each resolver summed over the committed measuring sets among the files (updates_set3 on)."""
     import re
 
     from widemem_bench.sealed import OUTSIDE_DEVELOPMENT
 
     def number(name: str) -> int | None:
+        if committed is not None:
+            return committed.get(name)
         m = re.fullmatch(r"updates_set(\d+)", name)
         return int(m.group(1)) if m else None
 
@@ -139,7 +143,9 @@ def tool(cfg: dict[str, Any]) -> int:
 
     record_outside(files, "widemem-bench outside_updates")  # a ledger line once the tool ends well
     cmd = tool_command("outside_updates", cfg)
-    text = render(rows, cmd)
+    from widemem_bench.sealed import committed_outside
+
+    text = render(rows, cmd, {Path(f).stem: n for f, n in zip(files, committed_outside(files), strict=True)})
     if cfg.get("out"):  # written before it is shown: a failed write shows nothing and logs no read
         out = Path(str(cfg["out"]))
         out.parent.mkdir(parents=True, exist_ok=True)
