@@ -97,3 +97,26 @@ def test_bad_params_are_named(tmp_path: Path, params: dict, match: str):
     cfg = tiny_cfg(tmp_path, 2, params)
     with pytest.raises(ValueError, match=match):
         get_experiment("resolver_transfer")(cfg, RunContext(output_dir=tmp_path / "run", seed=0, cfg=cfg))
+
+
+def test_a_false_update_is_told_apart_by_its_cause():
+    from widemem_bench.evaluation.replay import GoldFact
+    from widemem_bench.experiments.resolver_transfer import _cause
+
+    def g(subject: str, attr: str, value: str) -> GoldFact:
+        return GoldFact(subject, attr, value, T0, None, False)
+
+    t = T0 + dt.timedelta(days=1)
+    assert _cause([g("user", "pet", "Rex")], [g("user", "pet", "Luna")], t) == "coexisting"
+    assert _cause([g("sister", "city", "Leeds")], [g("user", "city", "York")], t) == "other_person"
+    assert _cause([g("user", "job", "nurse")], [g("user", "city", "York")], t) == "other_attribute"
+    assert _cause([g("user", "job", "nurse")], [], t) == "unknown"
+    # the oracle's overwrite of a coexisting pet is counted as one, and the report says so
+    updates, _, _ = replay(_events(), ["u1"], make_test_embedder(), "oracle")
+    assert updates.loc[updates["verdict"] == "false_update", "cause"].tolist() == ["coexisting"]
+    from widemem_bench.experiments.resolver_transfer import _summarise
+
+    facts = pd.Series({"u1": 5.0})
+    rows = pd.DataFrame(_summarise(updates, pd.DataFrame(columns=["kind", "survived", "user_id"]), facts, ["u1"], 20, 0))
+    table = rows.assign(set="w", split="all", resolver="oracle", users=1)
+    assert "| 1/0/0 |" in render(table, "hash-test", 5, {})

@@ -127,8 +127,11 @@ def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[l
                     continue
                 hist = [h for h in engine.history(action.target_id) if h.action == action.kind and h.at == t]
                 old_content = clean(hist[-1].old_content or "") if hist else ""
+                old_gold = by_content.get(old_content, [])
+                verdict = _verdict(old_gold, new_gold, t)
                 updates.append({"user_id": uid, "action": action.kind, "old": old_content, "new": content,
-                                "at": t, "verdict": _verdict(by_content.get(old_content, []), new_gold, t)})
+                                "at": t, "verdict": verdict,
+                                "cause": _cause(old_gold, new_gold, t) if verdict == "false_update" else ""})
         stored = {clean(m.content) for m in engine.memories(uid)}
         supersede_by = {(str(e.subject), str(e.attribute)): bool(e.oblique) for e in batch}
         for f in ends.get(t, []):
@@ -157,6 +160,26 @@ def _verdict(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
     return "false_update"
 
 
+# Why a false update's old fact was still true (issue 26: "every multi-valued coexistence case keeps
+# all its facts" is the count of "coexisting", and "never across subjects" of "other_person").
+CAUSES = ("coexisting", "other_person", "other_attribute", "unknown")
+
+
+def _cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
+    """"coexisting": the new fact gives the same person's same attribute another value while the
+    old one still holds (an attribute with several values: a second pet, a second language);
+    "other_person": no fact still true then is about the new fact's person; "other_attribute":
+    the same person, another attribute; "unknown": the new fact has no gold."""
+    true_then = [g for g in old if g.valid_at(t)]
+    if not new or not true_then:
+        return "unknown"
+    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in true_then):
+        return "coexisting"
+    if not any(g.subject in {n.subject for n in new} for g in true_then):
+        return "other_person"
+    return "other_attribute"
+
+
 def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: str,
            candidate_k: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
     """(updates, superseded, facts per user) for one resolver over ``users``."""
@@ -174,7 +197,7 @@ def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: 
     finally:
         engine.close()
     facts = pd.Series(n_facts, dtype=float).reindex(list(users)).fillna(0.0)
-    return (pd.DataFrame(upd, columns=["user_id", "action", "old", "new", "at", "verdict"]),
+    return (pd.DataFrame(upd, columns=["user_id", "action", "old", "new", "at", "verdict", "cause"]),
             pd.DataFrame(sup, columns=["user_id", "fact_id", "content", "at", "attribute", "kind", "survived"]),
             facts)
 
@@ -216,6 +239,11 @@ def _summarise(updates: pd.DataFrame, sup: pd.DataFrame, facts: pd.Series, users
         v, lo, hi = rate_with_ci(hits.to_numpy(), facts.to_numpy(), idx.to_numpy(), n_boot, seed)
         out.append({"metric": metric, "kind": "all", "value": v, "ci_lo": lo, "ci_hi": hi,
                     "count": int(hits.sum()), "n": int(facts.sum())})
+    false = updates[updates["verdict"] == "false_update"]
+    for cause in CAUSES:  # counts per cause; their rate is of facts ingested, as the false updates'
+        c = int((false["cause"] == cause).sum()) if "cause" in false else 0
+        out.append({"metric": "false_update_cause", "kind": cause, "value": c / max(float(facts.sum()), 1.0),
+                    "ci_lo": math.nan, "ci_hi": math.nan, "count": c, "n": int(facts.sum())})
     out.append({"metric": "updates", "kind": "all", "value": float(len(updates)), "ci_lo": math.nan,
                 "ci_hi": math.nan, "count": len(updates), "n": int(facts.sum())})
     for kind in ("direct", "oblique"):

@@ -131,6 +131,9 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
             fu, fu_c, n_f = cell("false_update_rate")
             sd, sd_c, sd_n = cell("survival", "direct")
             so, so_c, so_n = cell("survival", "oblique")
+            why = g[g["metric"] == "false_update_cause"].set_index("kind")["count"]
+            causes = "/".join(str(int(why[k])) for k in ("coexisting", "other_person", "other_attribute")) \
+                + (f" (+{int(why['unknown'])} unread)" if int(why.get("unknown", 0)) else "") if len(why) else "n/a"
             method, ls = _METHOD.get(str(resolver)), log_set(str(set_name), str(split))
             m = mark(method, ls, seen) if method else ""
             if m and method:
@@ -142,6 +145,7 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
                 "false updates / fact": f"{fu} ({fu_c})",
                 "survival, direct": f"{sd} ({sd_c}/{sd_n})",
                 "survival, oblique": f"{so} ({so_c}/{so_n})",
+                "false updates: coexisting value / other person / other attribute": causes,
             })
     # A set with no built version (world N fresh) is generated in memory for the read, never saved.
     versions = ", ".join(f"{k}: {v.get('version') if isinstance(v.get('version'), str) else 'generated in memory'}"
@@ -151,7 +155,9 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
         "",
         f"Every user replayed through the engine ({emb_name}, {candidate_k} candidates per new fact), "
         "facts in time order. False updates = UPDATE/DELETE of a memory whose fact was still true then "
-        "(a coexisting value, another attribute, another person), per ingested fact, with their count. "
+        "(a coexisting value, another attribute, another person), per ingested fact, with their count, "
+        "and how many of them retired a coexisting value of the same person's attribute (issue 26 asks "
+        "for none), a fact of another person, or another attribute of the same person. "
         "Survival = a superseded fact's wording is still stored right after the statement that superseded "
         "it (direct: both plain; oblique: either one oblique), with stored/superseded counts. 95% "
         "cluster-bootstrap intervals (users resampled). † on a rule, structure or pair row = a decision of that resolver saw this "
