@@ -101,7 +101,7 @@ def test_bad_params_are_named(tmp_path: Path, params: dict, match: str):
 
 def test_a_false_update_is_told_apart_by_its_cause():
     from widemem_bench.evaluation.replay import GoldFact
-    from widemem_bench.experiments.resolver_transfer import _cause
+    from widemem_bench.evaluation.replay import false_update_cause as _cause
 
     def g(subject: str, attr: str, value: str) -> GoldFact:
         return GoldFact(subject, attr, value, T0, None, False)

@@ -79,3 +79,23 @@ class GoldFact:
 
     def valid_at(self, t: dt.datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+
+# Why a false update's old fact was still true (issue 26: "every multi-valued coexistence case keeps
+# all its facts" is the count of "coexisting", and "never across subjects" of "other_person").
+CAUSES = ("coexisting", "other_person", "other_attribute", "unknown")
+
+
+def false_update_cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
+    """"coexisting": the new fact gives the same person's same attribute another value while the
+    old one still holds (an attribute with several values: a second pet, a second language);
+    "other_person": no fact still true then is about the new fact's person; "other_attribute":
+    the same person, another attribute; "unknown": the new fact has no gold."""
+    true_then = [g for g in old if g.valid_at(t)]
+    if not new or not true_then:
+        return "unknown"
+    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in true_then):
+        return "coexisting"
+    if not any(g.subject in {n.subject for n in new} for g in true_then):
+        return "other_person"
+    return "other_attribute"

@@ -30,7 +30,14 @@ import numpy as np
 import pandas as pd
 
 from widemem_bench.engine import EngineConfig, MemoryEngine
-from widemem_bench.evaluation.replay import GoldFact, MemoEmbedder, clean, ts
+from widemem_bench.evaluation.replay import (
+    CAUSES,
+    GoldFact,
+    MemoEmbedder,
+    clean,
+    false_update_cause,
+    ts,
+)
 from widemem_bench.experiments.context import ExperimentResult, RunContext, metric_row
 from widemem_bench.experiments.registry import experiment
 from widemem_bench.experiments.resolver_ceiling import candidate_ranks, ceiling_rows
@@ -131,7 +138,7 @@ def replay_user(engine: MemoryEngine, uid: str, events: pd.DataFrame) -> tuple[l
                 verdict = _verdict(old_gold, new_gold, t)
                 updates.append({"user_id": uid, "action": action.kind, "old": old_content, "new": content,
                                 "at": t, "verdict": verdict,
-                                "cause": _cause(old_gold, new_gold, t) if verdict == "false_update" else ""})
+                                "cause": false_update_cause(old_gold, new_gold, t) if verdict == "false_update" else ""})
         stored = {clean(m.content) for m in engine.memories(uid)}
         supersede_by = {(str(e.subject), str(e.attribute)): bool(e.oblique) for e in batch}
         for f in ends.get(t, []):
@@ -158,26 +165,6 @@ def _verdict(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
     if all((g.subject, g.attribute, g.value) in new_keys for g in true_then):
         return "merge"
     return "false_update"
-
-
-# Why a false update's old fact was still true (issue 26: "every multi-valued coexistence case keeps
-# all its facts" is the count of "coexisting", and "never across subjects" of "other_person").
-CAUSES = ("coexisting", "other_person", "other_attribute", "unknown")
-
-
-def _cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
-    """"coexisting": the new fact gives the same person's same attribute another value while the
-    old one still holds (an attribute with several values: a second pet, a second language);
-    "other_person": no fact still true then is about the new fact's person; "other_attribute":
-    the same person, another attribute; "unknown": the new fact has no gold."""
-    true_then = [g for g in old if g.valid_at(t)]
-    if not new or not true_then:
-        return "unknown"
-    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in true_then):
-        return "coexisting"
-    if not any(g.subject in {n.subject for n in new} for g in true_then):
-        return "other_person"
-    return "other_attribute"
 
 
 def replay(events: pd.DataFrame, users: Sequence[str], embedder: Any, resolver: str,

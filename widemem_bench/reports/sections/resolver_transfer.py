@@ -109,6 +109,17 @@ def render_ceiling(ceil: pd.DataFrame, seen: Any = None) -> str:
     return "\n".join(out)
 
 
+def _causes(g: pd.DataFrame) -> str:
+    """"coexisting/other person/other attribute" false-update counts of one (set, split, resolver)
+    group ("n/a" for a run recorded before the experiment counted them)."""
+    why = g[g["metric"] == "false_update_cause"].set_index("kind")["count"]
+    if not len(why):
+        return "n/a"
+    unread = int(why.get("unknown", 0))
+    return "/".join(str(int(why[k])) for k in ("coexisting", "other_person", "other_attribute")) \
+        + (f" (+{unread} unread)" if unread else "")
+
+
 def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = None,
            metas: dict[str, Any] | None = None, ceiling: pd.DataFrame | None = None) -> str:
     """The markdown fragment of one run's summary (pure function of it and of the DESIGN_LOG
@@ -131,9 +142,6 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
             fu, fu_c, n_f = cell("false_update_rate")
             sd, sd_c, sd_n = cell("survival", "direct")
             so, so_c, so_n = cell("survival", "oblique")
-            why = g[g["metric"] == "false_update_cause"].set_index("kind")["count"]
-            causes = "/".join(str(int(why[k])) for k in ("coexisting", "other_person", "other_attribute")) \
-                + (f" (+{int(why['unknown'])} unread)" if int(why.get("unknown", 0)) else "") if len(why) else "n/a"
             method, ls = _METHOD.get(str(resolver)), log_set(str(set_name), str(split))
             m = mark(method, ls, seen) if method else ""
             if m and method:
@@ -145,7 +153,7 @@ def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = Non
                 "false updates / fact": f"{fu} ({fu_c})",
                 "survival, direct": f"{sd} ({sd_c}/{sd_n})",
                 "survival, oblique": f"{so} ({so_c}/{so_n})",
-                "false updates: coexisting value / other person / other attribute": causes,
+                "false updates: coexisting value / other person / other attribute": _causes(g),
             })
     # A set with no built version (world N fresh) is generated in memory for the read, never saved.
     versions = ", ".join(f"{k}: {v.get('version') if isinstance(v.get('version'), str) else 'generated in memory'}"
