@@ -102,14 +102,19 @@ def test_a_folder_of_the_users_own_sets_gets_no_claim_from_the_projects_history(
                 "false_confidence": 0.1, "fc_hard_negative": 0.1, "fc_other_person": 0.1, "fc_unrelated": 0.1,
                 "auroc": 0.5 + j}
 
-    table = pd.DataFrame([row("answer_set1", 0.9), row("answer_set2", 0.2), row("answer_set3", 0.4)])
-    mine = outside_markdown(table, "cmd", {"answer_set1": None, "answer_set2": None, "answer_set3": 4})
+    table = pd.DataFrame([row("answer_set1", 0.9), row("answer_set2", 0.2), row("answer_set3", 0.4),
+                          row("answer_set5", 0.1)])
+    mine = outside_markdown(table, "cmd", {"answer_set1": (), "answer_set2": ("w2",), "answer_set3": ("set 4",),
+                                           "answer_set5": ("set 1", "set 7")})
     assert "Sets 1 and 2 are development" not in mine and "V7" not in mine
-    assert "answer_set1, answer_set2: files of your own" in mine
-    assert "answer_set3 holds committed set 4's cases" in mine
-    assert "| m | 1 | 0.400 | 0.400 (answer_set3) | 0.900 |" in mine  # only the copy of a measuring set is summed
-    ours = outside_markdown(table, "cmd", {"answer_set1": 1, "answer_set2": 2, "answer_set3": 3})
-    assert ours == outside_markdown(table, "cmd") and "Sets 1 and 2 are development" in ours
+    assert "answer_set1: files of your own" in mine
+    assert "answer_set2 holds cases of the project's hand-written development file w2" in mine
+    assert "answer_set3 holds cases of the project's outside set 4 (measuring: this read is logged)" in mine
+    assert "outside set 1 (development), outside set 7 (measuring" in mine and "in-sample" in mine
+    assert "| m | 1 | 0.400 | 0.400 (answer_set3) | 0.900 |" in mine  # only a file of measuring cases alone
+    ours = outside_markdown(table.iloc[:3], "cmd", {"answer_set1": ("set 1",), "answer_set2": ("set 2",),
+                                                    "answer_set3": ("set 3",)})
+    assert ours == outside_markdown(table.iloc[:3], "cmd") and "Sets 1 and 2 are development" in ours
 
 
 def test_the_update_summary_leaves_out_a_users_file_named_like_a_set() -> None:
@@ -118,4 +123,20 @@ def test_the_update_summary_leaves_out_a_users_file_named_like_a_set() -> None:
     rows = [{"set": "updates_set12", "resolver": "r", "kind": "update", "right": True, "oblique": False,
              "true_lost": 0}]
     assert "measuring" in render(rows, "cmd")  # by name alone, set 12 would be a committed measuring set
-    assert "measuring" not in render(rows, "cmd", {"updates_set12": None})  # the tool knows it is the user's
+    mine = render(rows, "cmd", {"updates_set12": ()})  # the tool knows it is the user's
+    assert "Over the measuring" not in mine and "updates_set12: files of your own" in mine
+    copy = render([{**rows[0], "set": "updates_mine"}], "cmd", {"updates_mine": ("set 4",)})
+    assert "updates_mine holds cases of the project's outside set 4" in copy and "| r | 1 | 1/1 |" in copy
+
+
+def test_outside_report_refuses_to_write_a_users_sets_over_the_committed_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from widemem_bench.experiments.outside import tool
+
+    shutil.copy(REPO / "datasets" / "handwritten" / "answer_w1.jsonl", tmp_path / "answer_set1.jsonl")
+    before = (REPO / "reports" / "outside.md").read_bytes()
+    with pytest.raises(ValueError, match="is the committed report"):
+        tool({"dir": str(tmp_path), "out": str(REPO / "reports" / "outside.md"), "embedder": "hash-test",
+              "n_boot": 2, "seed": 0})
+    assert (REPO / "reports" / "outside.md").read_bytes() == before

@@ -111,6 +111,9 @@ def test_a_false_update_is_told_apart_by_its_cause():
     assert _cause([g("sister", "city", "Leeds")], [g("user", "city", "York")], t) == "other_person"
     assert _cause([g("user", "job", "nurse")], [g("user", "city", "York")], t) == "other_attribute"
     assert _cause([g("user", "job", "nurse")], [], t) == "unknown"
+    # an old wording stating the new value and another attribute lost the attribute, not a coexisting value
+    assert _cause([g("user", "city", "York"), g("user", "job", "nurse")], [g("user", "city", "York")], t) \
+        == "other_attribute"
     # the oracle's overwrite of a coexisting pet is counted as one, and the report says so
     updates, _, _ = replay(_events(), ["u1"], make_test_embedder(), "oracle")
     assert updates.loc[updates["verdict"] == "false_update", "cause"].tolist() == ["coexisting"]

@@ -430,8 +430,9 @@ def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_p
     assert sealed.record_outside([tmp_path / "updates_set5.jsonl"], "t") is None  # no such file
     (tmp_path / "mine_dev.jsonl").write_bytes((d / "updates_set2.jsonl").read_bytes())
     few = (d / "updates_set4.jsonl").read_bytes().splitlines(keepends=True)
-    (tmp_path / "a_few.jsonl").write_bytes(b"".join(few[: len(few) // 3]))  # a third of set 4: not set 4
-    assert sealed.record_outside([tmp_path / "mine_dev.jsonl", tmp_path / "a_few.jsonl"], "t") is None
+    (tmp_path / "a_few.jsonl").write_bytes(b"".join(few[: len(few) // 3]))  # a third of set 4 is a read of set 4
+    assert sealed.record_outside([tmp_path / "mine_dev.jsonl"], "t") is None
+    assert sealed.record_outside([tmp_path / "a_few.jsonl"], "t", purpose=sealed.MEASURE) is None
     assert sealed.record_outside([d / "updates_set3.jsonl"], "t", purpose=sealed.MEASURE) is None
     (tmp_path / "mine.jsonl").symlink_to(d / "updates_set3.jsonl")  # a renamed link is its target
     assert sealed.record_outside([tmp_path / "mine.jsonl"], "t", purpose=sealed.MEASURE) is None
@@ -442,9 +443,10 @@ def test_a_tools_read_of_the_outside_measuring_sets_leaves_one_ledger_line(tmp_p
     assert edited[0] != rows[0]
     (tmp_path / "edited.jsonl").write_bytes(b"".join(edited))
     line = sealed.record_outside([d / "answer_set9.jsonl", d / "updates_set1.jsonl", tmp_path / "mine.jsonl",
-                                  tmp_path / "copy.jsonl", tmp_path / "edited.jsonl"], "widemem-bench outside_report")
+                                  tmp_path / "copy.jsonl", tmp_path / "edited.jsonl", tmp_path / "a_few.jsonl"],
+                                 "widemem-bench outside_report")
     assert line is not None and line["set"] == "outside cases"
-    assert line["caller"] == "widemem-bench outside_report (sets 3, 6, 7, 9)" and line["purpose"].startswith("ad hoc")
+    assert line["caller"] == "widemem-bench outside_report (sets 3, 4, 6, 7, 9)" and line["purpose"].startswith("ad hoc")
     assert [json.loads(x)["caller"] for x in ledger.read_text().splitlines()] == [line["caller"]]
 
 
@@ -474,3 +476,21 @@ def test_outside_updates_logs_its_read_of_a_measuring_set(tmp_path, monkeypatch)
                    f"out={capsys_out}/o.md"])
     assert rc != 0
     assert len((tmp_path / "ledger.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_merged_copy_is_every_set_it_holds_and_a_hand_written_copy_is_named(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A stranger merged development set 2 with measuring set 6: the file was read as set 2 alone and
+    the read of set 6 left no line. Copies of the hand-written development files are named too."""
+    from widemem_bench import sealed
+
+    monkeypatch.setenv(sealed.LEDGER_ENV, str(tmp_path / "ledger.jsonl"))
+    monkeypatch.delenv(sealed.PURPOSE_ENV, raising=False)
+    d, h = sealed.OUTSIDE_DIR, sealed.HAND_DIR
+    (tmp_path / "merged.jsonl").write_bytes((d / "updates_set2.jsonl").read_bytes() + (d / "updates_set6.jsonl").read_bytes())
+    (tmp_path / "w1.jsonl").write_bytes((h / "answer_w1.jsonl").read_bytes())
+    (tmp_path / "mine.jsonl").write_text('{"id": "x"}\n')
+    got = sealed.committed_sources([tmp_path / "merged.jsonl", tmp_path / "w1.jsonl", tmp_path / "mine.jsonl",
+                                    d / "answer_set4.jsonl", tmp_path / "missing.jsonl"])
+    assert got == [("set 2", "set 6"), ("w1",), (), ("set 4",), ()]
+    line = sealed.record_outside([tmp_path / "merged.jsonl"], "t")
+    assert line is not None and line["caller"] == "t (sets 6)"

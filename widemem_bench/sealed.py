@@ -154,40 +154,60 @@ OUTSIDE_DEVELOPMENT = frozenset({1, 2})
 _OUTSIDE_FILE = re.compile(r"_set(\d+)\.jsonl$")
 
 
-def committed_outside(paths: Iterable[str | Path]) -> list[int | None]:
-    """Which committed outside set (its number) each of ``paths`` is, else None (a file of the
-    user's own). A file is a set by where it is (a symlink is its target) or by its lines: a
-    renamed copy, another clone's file, or an edited copy holding at least half of a committed
-    set's lines is that set."""
-    out: list[int | None] = []
-    lines: list[tuple[int, frozenset[str]]] | None = None
+HAND_DIR = REPO_ROOT / "datasets" / "handwritten"  # the project's development writers (w1 on)
+_HAND_FILE = re.compile(r"_(w\d+)\.jsonl$")
+
+
+def committed_sources(paths: Iterable[str | Path]) -> list[tuple[str, ...]]:
+    """Per path, the committed case files whose cases it holds, by label: "set N" for
+    ``datasets/outside/*_setN.jsonl``, "wN" for the hand-written development files
+    ``datasets/handwritten/*_wN.jsonl``; empty for a file of the user's own. A committed file
+    is itself by where it is (a symlink is its target); any other file holds a committed file's
+    cases when it shares a line with it (one user or one scenario a line: a renamed copy, another
+    clone's file, an edited or merged copy, a few of its cases)."""
+    out: list[tuple[str, ...]] = []
+    lines: list[tuple[str, frozenset[str]]] | None = None
     for p in (Path(x).resolve() for x in paths):  # a symlink, whatever its name, is its target
         m = _OUTSIDE_FILE.search(p.name)
         if m and p.parent == OUTSIDE_DIR.resolve():
-            out.append(int(m.group(1)))
+            out.append((f"set {int(m.group(1))}",))
             continue
-        lines = _outside_lines() if lines is None and p.is_file() else lines
-        mine = _line_digests(p) if p.is_file() else frozenset()
-        hits = [n for n, theirs in (lines or []) if theirs and 2 * len(mine & theirs) >= len(theirs)]
-        out.append(hits[0] if hits else None)
+        if not p.is_file():
+            out.append(())
+            continue
+        lines = _committed_lines() if lines is None else lines
+        mine = _line_digests(p)
+        out.append(tuple(dict.fromkeys(label for label, theirs in lines if mine & theirs)))
     return out
+
+
+def outside_sets(labels: Iterable[str]) -> set[int]:
+    """The outside set numbers among `committed_sources` labels."""
+    return {int(x.split()[1]) for x in labels if x.startswith("set ")}
 
 
 def record_outside(paths: Iterable[str | Path], tool: str, purpose: str | None = None) -> dict[str, Any] | None:
     """Log a tool's read of the committed outside measuring sets (3 on) among ``paths`` as one
     ledger line naming them; None when it read none (sets 1-2, a file of the user's own), as
-    `committed_outside` tells them apart."""
-    sets = {n for n in committed_outside(paths) if n is not None} - OUTSIDE_DEVELOPMENT
+    `committed_sources` tells them apart: a file holding even one measuring case is a read."""
+    sets = outside_sets(x for labels in committed_sources(paths) for x in labels) - OUTSIDE_DEVELOPMENT
     if not sets:
         return None
     return record_read("outside cases", current_purpose(purpose), caller=f"{tool} (sets {', '.join(map(str, sorted(sets)))})")
 
 
-def _outside_lines() -> list[tuple[int, frozenset[str]]]:
-    """(set number, line digests) of each committed outside set file (a few hundred KB in all)."""
-    folder = OUTSIDE_DIR.resolve()
-    files = sorted(folder.glob("*_set*.jsonl")) if folder.is_dir() else []
-    return [(int(m.group(1)), _line_digests(f)) for f in files if (m := _OUTSIDE_FILE.search(f.name))]
+def _committed_lines() -> list[tuple[str, frozenset[str]]]:
+    """(label, line digests) of each committed outside set file and hand-written development
+    file (under a megabyte in all)."""
+    out: list[tuple[str, frozenset[str]]] = []
+    for folder, pattern, label in ((OUTSIDE_DIR, _OUTSIDE_FILE, "set {}"), (HAND_DIR, _HAND_FILE, "{}")):
+        d = folder.resolve()
+        for f in sorted(d.glob("*.jsonl")) if d.is_dir() else []:
+            m = pattern.search(f.name)
+            if m:
+                key = str(int(m.group(1))) if label.startswith("set") else m.group(1)
+                out.append((label.format(key), _line_digests(f)))
+    return out
 
 
 def _line_digests(p: Path) -> frozenset[str]:

@@ -76,30 +76,76 @@ def summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def render(rows: Sequence[dict[str, Any]], command: str, committed: Mapping[str, int | None] | None = None) -> str:
-    """The report. ``committed``: which committed outside set each file is (`sealed.committed_outside`;
-    None for a file of the user's own); left out, a file named ``updates_set<N>`` is set N."""
+Sources = Mapping[str, tuple[str, ...]]  # file stem -> `sealed.committed_sources` labels ("set 4", "w1")
+
+
+def by_name(stems: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Each ``<kind>_set<N>`` stem as committed outside set N, any other as the user's own: what a
+    report assumes when no tool read the files (the project's own folder)."""
+    import re
+
+    return {s: ((f"set {int(m.group(1))}",) if (m := re.fullmatch(r"[a-z]+_set(\d+)", s)) else ()) for s in stems}
+
+
+def is_own_folder(sources: Sources) -> bool:
+    """Whether every file is the committed outside set its name says (the project's own folder)."""
+    return all(labels and labels == by_name([stem])[stem] for stem, labels in sources.items())
+
+
+def measuring_stems(sources: Sources) -> set[str]:
+    """Files that hold committed measuring cases only (outside sets 3 on): what a summary sums."""
+    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT, outside_sets
+
+    return {stem for stem, labels in sources.items()
+            if labels and len(outside_sets(labels)) == len(labels) and not outside_sets(labels) & OUTSIDE_DEVELOPMENT}
+
+
+def sources_caption(sources: Sources) -> str:
+    """What the project knows of each file that is not simply its own committed set: a file of the
+    user's own, or one holding cases of committed sets (a copy, a merge, a few cases)."""
+    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT, outside_sets
+
+    own = [stem for stem, labels in sources.items() if not labels]
+    said = []
+    for stem, labels in sources.items():
+        if labels and labels != by_name([stem])[stem]:
+            kinds = [f"outside set {n} ({'development' if n in OUTSIDE_DEVELOPMENT else 'measuring: this read is logged'})"
+                     if (n := next(iter(outside_sets([x])), None)) is not None else f"hand-written development file {x}"
+                     for x in labels]
+            said.append(f"{stem} holds cases of the project's {', '.join(kinds)}")
+    dev = any(not outside_sets([x]) or outside_sets([x]) & OUTSIDE_DEVELOPMENT
+              for labels in sources.values() for x in labels)
+    parts = []
+    if own:
+        parts.append(f"{', '.join(own)}: files of your own, not the project's committed cases, so no entry of "
+                     "reports/DESIGN_LOG.md covers them; a set read to choose a method or a cut-off is development "
+                     "from then on.")
+    if said:
+        parts.append("; ".join(said) + ".")
+    if dev:
+        parts.append("Rows over the project's development cases are in-sample for the methods fitted or chosen on "
+                     "them (answerability v4's cross-encoder trains on w1-w10 and outside sets 1-2, the pair "
+                     "resolver's on w1-w7's updates and sets 1-2; datasets/handwritten/README.md).")
+    return " ".join(parts)
+
+
+def render(rows: Sequence[dict[str, Any]], command: str, sources: Sources | None = None) -> str:
+    """The report. ``sources``: what each file holds (`sealed.committed_sources`, by stem); left out,
+    a file named ``updates_set<N>`` is committed set N (`by_name`)."""
     summ = summary(rows)
+    known = dict(sources) if sources is not None else by_name([str(s["set"]) for s in summ])
     cols = list(summ[0]) if summ else []
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(s[c]) for c in cols) + " |" for s in summ]
-    return "\n".join(["## Outside update scenarios", "", *lines, *_over_measuring(summ, committed), "",
+    caption = [] if is_own_folder(known) else [sources_caption(known), ""]
+    return "\n".join(["## Outside update scenarios", "", *caption, *lines, *_over_measuring(summ, known), "",
                       f"Command: `{command}`."])
 
 
-def _over_measuring(summ: Sequence[dict[str, Any]], committed: Mapping[str, int | None] | None = None) -> list[str]:
-    """Each resolver summed over the committed measuring sets among the files (updates_set3 on)."""
-    import re
-
-    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT
-
-    def number(name: str) -> int | None:
-        if committed is not None:
-            return committed.get(name)
-        m = re.fullmatch(r"updates_set(\d+)", name)
-        return int(m.group(1)) if m else None
-
-    meas = [s for s in summ if (n := number(s["set"])) is not None and n not in OUTSIDE_DEVELOPMENT]
+def _over_measuring(summ: Sequence[dict[str, Any]], sources: Sources) -> list[str]:
+    """Each resolver summed over the files holding committed measuring cases only (updates_set3 on)."""
+    keep = measuring_stems(sources)
+    meas = [s for s in summ if s["set"] in keep]
     if not meas:
         return []
     out = ["", "Over the measuring sets among them (updates_set3 on), summed:", "",
@@ -143,9 +189,9 @@ def tool(cfg: dict[str, Any]) -> int:
 
     record_outside(files, "widemem-bench outside_updates")  # a ledger line once the tool ends well
     cmd = tool_command("outside_updates", cfg)
-    from widemem_bench.sealed import committed_outside
+    from widemem_bench.sealed import committed_sources
 
-    text = render(rows, cmd, {Path(f).stem: n for f, n in zip(files, committed_outside(files), strict=True)})
+    text = render(rows, cmd, dict(zip((Path(f).stem for f in files), committed_sources(files), strict=True)))
     if cfg.get("out"):  # written before it is shown: a failed write shows nothing and logs no read
         out = Path(str(cfg["out"]))
         out.parent.mkdir(parents=True, exist_ok=True)

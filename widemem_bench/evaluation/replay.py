@@ -87,15 +87,18 @@ CAUSES = ("coexisting", "other_person", "other_attribute", "unknown")
 
 
 def false_update_cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
-    """"coexisting": the new fact gives the same person's same attribute another value while the
-    old one still holds (an attribute with several values: a second pet, a second language);
-    "other_person": no fact still true then is about the new fact's person; "other_attribute":
-    the same person, another attribute; "unknown": the new fact has no gold."""
-    true_then = [g for g in old if g.valid_at(t)]
-    if not new or not true_then:
+    """Why a false update's old memory was still true, over the old facts still true at ``t`` that the
+    new fact does not restate (same person, attribute and value): "coexisting", one of them is the
+    new fact's person and attribute with another value, both true at ``t`` by the gold (an attribute
+    holding several values: a second pet, a second language); "other_person", none is about the new
+    fact's person; "other_attribute", the same person, another attribute; "unknown", the new fact has
+    no gold or nothing was lost."""
+    said = {(n.subject, n.attribute, n.value) for n in new}
+    lost = [g for g in old if g.valid_at(t) and (g.subject, g.attribute, g.value) not in said]
+    if not new or not lost:
         return "unknown"
-    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in true_then):
+    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in lost):
         return "coexisting"
-    if not any(g.subject in {n.subject for n in new} for g in true_then):
+    if not any(g.subject in {n.subject for n in new} for g in lost):
         return "other_person"
     return "other_attribute"

@@ -17,7 +17,6 @@ false confidence (unanswerable at MODERATE or above), with a 95 % cluster bootst
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -87,22 +86,18 @@ def outside_table(embedder: Any, directory: Path, *, n_boot: int = 1000, seed: i
     return pd.DataFrame(rows)
 
 
-def _number(stem: str) -> int | None:
-    m = re.search(r"(\d+)$", stem)
-    return int(m.group(1)) if m else None
-
-
-def outside_markdown(table: pd.DataFrame, command: str, committed: Mapping[str, int | None] | None = None) -> str:
-    """The report. ``committed``: which committed outside set each set of the table is
-    (`sealed.committed_outside`; None for a file of the user's own); left out, each set is the
-    committed set of its number (the project's own folder)."""
-    from widemem_bench.sealed import OUTSIDE_DEVELOPMENT
+def outside_markdown(table: pd.DataFrame, command: str, sources: Mapping[str, tuple[str, ...]] | None = None) -> str:
+    """The report. ``sources``: what each set holds (`sealed.committed_sources`, by stem); left out,
+    each ``answer_set<N>`` is committed set N (`evaluation.outside.by_name`: the project's own folder)."""
+    from widemem_bench.evaluation.outside import by_name, is_own_folder, sources_caption
 
     stems = list(dict.fromkeys(table["set"].astype(str))) if len(table) else []
-    known = dict(committed) if committed is not None else {s: _number(s) for s in stems}
-    nums = sorted({n for s in stems if (n := known.get(s)) is not None} - OUTSIDE_DEVELOPMENT)
+    known = dict(sources) if sources is not None else by_name(stems)
     lines = ["## Outside hand-written answer sets (blind)", ""]
-    if all(known.get(s) is not None and known[s] == _number(s) for s in stems):
+    if is_own_folder(known):
+        from widemem_bench.sealed import OUTSIDE_DEVELOPMENT, outside_sets
+
+        nums = sorted(outside_sets(x for labels in known.values() for x in labels) - OUTSIDE_DEVELOPMENT)
         measuring = (f"Sets {nums[0]} to {nums[-1]} are" if len(nums) > 1 else f"Set {nums[0]} is") if nums else "No set is"
         lines += ["Sets 1 and 2 are development: they chose answerability v4's recipe and train its cross-encoder "
                   f"from v4.2 on (reports/DESIGN_LOG.md V7, V8), so their v4 rows are in-sample. {measuring} "
@@ -110,14 +105,8 @@ def outside_markdown(table: pd.DataFrame, command: str, committed: Mapping[str, 
                   "first by v4.4, M9; set 7 first by v4.4, M11; set 8 first by v4.4, M12; set 9 first by v4.5, M15; "
                   "set 10 first by v4.5, M16; set 11 first by v4.5, M17); each read is also a line of "
                   "reports/seal_ledger.jsonl.", ""]
-    else:  # a folder of the user's own: the project's history says nothing about its sets
-        own = [s for s in stems if known.get(s) is None]
-        copies = [f"{s} holds committed set {known[s]}'s cases" for s in stems if known.get(s) is not None]
-        lines += [(f"{', '.join(own)}: files of your own, not the project's committed outside sets, so no entry of "
-                   "reports/DESIGN_LOG.md covers them; a set read to choose a method or a cut-off is development "
-                   "from then on." if own else "") + (f" {'; '.join(copies)} (sets 1 and 2 are the project's "
-                                                      "development sets, 3 on its measuring sets)." if copies else ""),
-                  ""]
+    else:  # files of the user's own, or copies: the project's history covers only what they hold of its sets
+        lines += [sources_caption(known), ""]
     lines += ["Youden J at MODERATE or above = recall (answerable at MODERATE+) minus false confidence (every "
               "unanswerable kind at MODERATE+), 95% cluster bootstrap by user; AUROC of the method's score. "
               "Questions searched by cosine over the user's facts as written (top 10). Read once per method "
@@ -128,15 +117,17 @@ def outside_markdown(table: pd.DataFrame, command: str, committed: Mapping[str, 
         lines.append(f"| {r['set']} | {r['method']} | {r['j']:.3f} [{r['j_lo']:.3f}, {r['j_hi']:.3f}] | "
                      f"{r['recall']:.2f} | {r['false_confidence']:.2f} | {r['fc_hard_negative']:.2f} | "
                      f"{r['fc_other_person']:.2f} | {r['fc_unrelated']:.2f} | {r['auroc']:.3f} |")
-    return "\n".join(lines + _over_measuring(table, OUTSIDE_DEVELOPMENT, known)) + "\n"
+    return "\n".join(lines + _over_measuring(table, known)) + "\n"
 
 
-def _over_measuring(table: pd.DataFrame, development: frozenset[int], known: Mapping[str, int | None]) -> list[str]:
-    """Each method over the committed measuring sets (3 on): how many, the median and lowest J, the median AUROC."""
+def _over_measuring(table: pd.DataFrame, sources: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """Each method over the sets holding committed measuring cases only (3 on): how many, the median and
+    lowest J, the median AUROC."""
+    from widemem_bench.evaluation.outside import measuring_stems
+
     if not len(table):
         return []
-    num = table["set"].astype(str).map(lambda s: known.get(s))
-    meas = table[num.notna() & ~num.isin(list(development))]
+    meas = table[table["set"].astype(str).isin(measuring_stems(sources))]
     if not len(meas):
         return []
     out = ["", "Over the measuring sets (one row per method; each set weighs the same):", "",
@@ -155,14 +146,21 @@ def tool(cfg: dict[str, Any]) -> int:
 
     folder, out = Path(str(cfg["dir"])), Path(str(cfg["out"]))
     answer_sets(folder)  # a folder without sets: one line, before any model loads
+    from widemem_bench.provenance import REPO_ROOT
+    from widemem_bench.sealed import OUTSIDE_DIR
+
+    committed = REPO_ROOT / "reports" / "outside.md"
+    if out.resolve() == committed.resolve() and folder.resolve() != OUTSIDE_DIR.resolve():
+        raise ValueError(f"out: {committed} is the committed report of {OUTSIDE_DIR.name}/; give your sets "
+                         "their own, e.g. out=outputs/my_outside.md")
     table = outside_table(load_embedder(str(cfg["embedder"])), folder, n_boot=int(cfg["n_boot"]),
                           seed=int(cfg["seed"]))
-    from widemem_bench.sealed import committed_outside, record_outside
+    from widemem_bench.sealed import committed_sources, record_outside
 
     paths = [folder / f"{n}.jsonl" for n in answer_sets(folder)]
     record_outside(paths, "widemem-bench outside_report")
     command = tool_command("outside_report", cfg, every=True)  # n_boot and seed set the intervals
-    text = outside_markdown(table, command, dict(zip(answer_sets(folder), committed_outside(paths), strict=True)))
+    text = outside_markdown(table, command, dict(zip(answer_sets(folder), committed_sources(paths), strict=True)))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     print(text)
