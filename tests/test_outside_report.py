@@ -107,7 +107,7 @@ def test_a_folder_of_the_users_own_sets_gets_no_claim_from_the_projects_history(
     mine = outside_markdown(table, "cmd", {"answer_set1": (), "answer_set2": ("w2",), "answer_set3": ("set 4",),
                                            "answer_set5": ("set 1", "set 7")})
     assert "Sets 1 and 2 are development" not in mine and "V7" not in mine
-    assert "answer_set1: files of your own" in mine
+    assert "answer_set1: a file of your own" in mine and "Over the files that hold" in mine
     assert "answer_set2 holds cases of the project's hand-written development file w2" in mine
     assert "answer_set3 holds cases of the project's outside set 4 (measuring: this read is logged)" in mine
     assert "outside set 1 (development), outside set 7 (measuring" in mine and "in-sample" in mine
@@ -124,7 +124,7 @@ def test_the_update_summary_leaves_out_a_users_file_named_like_a_set() -> None:
              "true_lost": 0}]
     assert "measuring" in render(rows, "cmd")  # by name alone, set 12 would be a committed measuring set
     mine = render(rows, "cmd", {"updates_set12": ()})  # the tool knows it is the user's
-    assert "Over the measuring" not in mine and "updates_set12: files of your own" in mine
+    assert "Over the" not in mine and "updates_set12: a file of your own" in mine
     copy = render([{**rows[0], "set": "updates_mine"}], "cmd", {"updates_mine": ("set 4",)})
     assert "updates_mine holds cases of the project's outside set 4" in copy and "| r | 1 | 1/1 |" in copy
 

@@ -17,19 +17,20 @@ T0 = dt.datetime(2025, 1, 1, 12)
 
 
 def _ev(fid: str, day: int, fact: str, attr: str, value: str, *, valid_to: int | None = None,
-        oblique: bool = False, subject: str = "user") -> dict:
+        oblique: bool = False, subject: str = "user", multi: bool = False) -> dict:
     return {"fact_id": fid, "user_id": "u1", "split": "train", "at": T0 + dt.timedelta(days=day),
             "fact_stripped": fact, "importance": 7, "subject": subject, "attribute": attr, "value": value,
             "valid_from": T0 + dt.timedelta(days=day),
-            "valid_to": None if valid_to is None else T0 + dt.timedelta(days=valid_to), "oblique": oblique}
+            "valid_to": None if valid_to is None else T0 + dt.timedelta(days=valid_to), "oblique": oblique,
+            "multi_valued": multi}
 
 
 def _events() -> pd.DataFrame:
     return pd.DataFrame([
-        _ev("f0", 0, "has a dog named Rex", "pet", "Rex"),
+        _ev("f0", 0, "has a dog named Rex", "pet", "Rex", multi=True),
         _ev("f1", 1, "lives in Leeds", "city", "Leeds", valid_to=20),
         _ev("f2", 2, "sister lives in Leeds", "city", "Leeds", subject="sister"),
-        _ev("f3", 5, "adopted a cat named Luna", "pet", "Luna"),
+        _ev("f3", 5, "adopted a cat named Luna", "pet", "Luna", multi=True),
         _ev("f4", 20, "moved to York", "city", "York"),
     ])
 
@@ -103,17 +104,22 @@ def test_a_false_update_is_told_apart_by_its_cause():
     from widemem_bench.evaluation.replay import GoldFact
     from widemem_bench.evaluation.replay import false_update_cause as _cause
 
-    def g(subject: str, attr: str, value: str) -> GoldFact:
-        return GoldFact(subject, attr, value, T0, None, False)
+    def g(subject: str, attr: str, value: str, multi: bool = False) -> GoldFact:
+        return GoldFact(subject, attr, value, T0, None, False, multi=multi)
 
     t = T0 + dt.timedelta(days=1)
-    assert _cause([g("user", "pet", "Rex")], [g("user", "pet", "Luna")], t) == "coexisting"
+    assert _cause([g("user", "pet", "Rex", True)], [g("user", "pet", "Luna", True)], t) == "coexisting"
+    # worlds C and N name each coexisting value: a second medication is one family's second value
+    assert _cause([g("user", "medication:amlodipine", "5mg", True)],
+                  [g("user", "medication:ramipril", "10mg", True)], t) == "coexisting"
     assert _cause([g("sister", "city", "Leeds")], [g("user", "city", "York")], t) == "other_person"
     assert _cause([g("user", "job", "nurse")], [g("user", "city", "York")], t) == "other_attribute"
     assert _cause([g("user", "job", "nurse")], [], t) == "unknown"
     # an old wording stating the new value and another attribute lost the attribute, not a coexisting value
     assert _cause([g("user", "city", "York"), g("user", "job", "nurse")], [g("user", "city", "York")], t) \
         == "other_attribute"
+    # the gold holding two values of a one-valued attribute at once is the generator's slip: unclassified
+    assert _cause([g("user", "dose", "40mg")], [g("user", "dose", "20mg")], t) == "unknown"
     # the oracle's overwrite of a coexisting pet is counted as one, and the report says so
     updates, _, _ = replay(_events(), ["u1"], make_test_embedder(), "oracle")
     assert updates.loc[updates["verdict"] == "false_update", "cause"].tolist() == ["coexisting"]

@@ -117,7 +117,7 @@ def sources_caption(sources: Sources) -> str:
               for labels in sources.values() for x in labels)
     parts = []
     if own:
-        parts.append(f"{', '.join(own)}: files of your own, not the project's committed cases, so no entry of "
+        parts.append(f"{', '.join(own)}: {'files' if len(own) > 1 else 'a file'} of your own, not the project's committed cases, so no entry of "
                      "reports/DESIGN_LOG.md covers them; a set read to choose a method or a cut-off is development "
                      "from then on.")
     if said:
@@ -148,7 +148,9 @@ def _over_measuring(summ: Sequence[dict[str, Any]], sources: Sources) -> list[st
     meas = [s for s in summ if s["set"] in keep]
     if not meas:
         return []
-    out = ["", "Over the measuring sets among them (updates_set3 on), summed:", "",
+    head = ("Over the measuring sets among them (updates_set3 on), summed:" if is_own_folder(sources) else
+            "Over the files that hold the project's measuring cases alone, summed:")
+    out = ["", head, "",
            "| resolver | sets | updates right | right, oblique | true facts lost | sets with none lost |",
            "|---|---|---|---|---|---|"]
     for res in dict.fromkeys(s["resolver"] for s in meas):

@@ -76,6 +76,7 @@ class GoldFact:
     valid_to: dt.datetime | None
     oblique: bool
     fact_id: str = ""
+    multi: bool = False  # the gold's own flag: its attribute holds several values at once (pets, medications)
 
     def valid_at(self, t: dt.datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -86,19 +87,28 @@ class GoldFact:
 CAUSES = ("coexisting", "other_person", "other_attribute", "unknown")
 
 
+def _family(attribute: str) -> str:
+    """"medication:amlodipine" -> "medication": worlds C and N name each coexisting value's entity."""
+    return attribute.split(":")[0]
+
+
 def false_update_cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime) -> str:
     """Why a false update's old memory was still true, over the old facts still true at ``t`` that the
-    new fact does not restate (same person, attribute and value): "coexisting", one of them is the
-    new fact's person and attribute with another value, both true at ``t`` by the gold (an attribute
-    holding several values: a second pet, a second language); "other_person", none is about the new
-    fact's person; "other_attribute", the same person, another attribute; "unknown", the new fact has
-    no gold or nothing was lost."""
+    new fact does not restate (same person, attribute and value): "coexisting", one of them holds a
+    value of an attribute the gold marks several-valued (``multi``: a second pet, a second medication)
+    of the new fact's person and attribute family; "other_person", none is about the new fact's
+    person; "other_attribute", the same person, another attribute; "unknown", the new fact has no
+    gold, nothing was lost, or the gold holds two values of a one-valued attribute at once (a
+    generator's slip, not the resolver's)."""
     said = {(n.subject, n.attribute, n.value) for n in new}
     lost = [g for g in old if g.valid_at(t) and (g.subject, g.attribute, g.value) not in said]
     if not new or not lost:
         return "unknown"
-    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in lost):
+    families = {(n.subject, _family(n.attribute)) for n in new}
+    if any(g.multi and (g.subject, _family(g.attribute)) in families for g in lost):
         return "coexisting"
+    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in lost):
+        return "unknown"
     if not any(g.subject in {n.subject for n in new} for g in lost):
         return "other_person"
     return "other_attribute"

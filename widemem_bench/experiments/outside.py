@@ -130,7 +130,11 @@ def _over_measuring(table: pd.DataFrame, sources: Mapping[str, tuple[str, ...]])
     meas = table[table["set"].astype(str).isin(measuring_stems(sources))]
     if not len(meas):
         return []
-    out = ["", "Over the measuring sets (one row per method; each set weighs the same):", "",
+    from widemem_bench.evaluation.outside import is_own_folder
+
+    head = ("Over the measuring sets (one row per method; each set weighs the same):" if is_own_folder(sources) else
+            "Over the files that hold the project's measuring cases alone (one row per method; each weighs the same):")
+    out = ["", head, "",
            "| method | sets | median J | lowest J (set) | median AUROC |", "|---|---|---|---|---|"]
     for method, g in meas.groupby("method", sort=False):
         low = g.iloc[int(g["j"].to_numpy().argmin())]

@@ -83,8 +83,9 @@ def gold_facts(events: pd.DataFrame) -> list[GoldFact]:
         vf = ts(r.valid_from)
         if vf is None or r.subject is None or r.attribute is None:
             continue
-        out.append(GoldFact(str(r.subject), str(r.attribute), str(r.value), vf,
-                            ts(r.valid_to), bool(r.oblique), fact_id=str(r.fact_id)))
+        multi = getattr(r, "multi_valued", False)
+        out.append(GoldFact(str(r.subject), str(r.attribute), str(r.value), vf, ts(r.valid_to), bool(r.oblique),
+                            fact_id=str(r.fact_id), multi=bool(multi) if multi is not None and not pd.isna(multi) else False))
     return out
 
 

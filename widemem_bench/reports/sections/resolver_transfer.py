@@ -117,7 +117,7 @@ def _causes(g: pd.DataFrame) -> str:
         return "n/a"
     unread = int(why.get("unknown", 0))
     return "/".join(str(int(why[k])) for k in ("coexisting", "other_person", "other_attribute")) \
-        + (f" (+{unread} with no gold)" if unread else "")
+        + (f" (+{unread} unclassified)" if unread else "")
 
 
 def render(table: pd.DataFrame, emb_name: str, candidate_k: int, seen: Any = None,
