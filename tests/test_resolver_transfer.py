@@ -120,6 +120,9 @@ def test_a_false_update_is_told_apart_by_its_cause():
         == "other_attribute"
     # the gold holding two values of a one-valued attribute at once is the generator's slip: unclassified
     assert _cause([g("user", "dose", "40mg")], [g("user", "dose", "20mg")], t) == "unknown"
+    # world N's slip: one medication at two doses, both true by the gold, is no coexisting value either
+    assert _cause([g("user", "medication:fluoxetine", "fluoxetine 40mg", True)],
+                  [g("user", "medication:fluoxetine", "fluoxetine 20mg", True)], t) == "unknown"
     # the oracle's overwrite of a coexisting pet is counted as one, and the report says so
     updates, _, _ = replay(_events(), ["u1"], make_test_embedder(), "oracle")
     assert updates.loc[updates["verdict"] == "false_update", "cause"].tolist() == ["coexisting"]

@@ -98,16 +98,20 @@ def false_update_cause(old: list[GoldFact], new: list[GoldFact], t: dt.datetime)
     value of an attribute the gold marks several-valued (``multi``: a second pet, a second medication)
     of the new fact's person and attribute family; "other_person", none is about the new fact's
     person; "other_attribute", the same person, another attribute; "unknown", the new fact has no
-    gold, nothing was lost, or the gold holds two values of a one-valued attribute at once (a
-    generator's slip, not the resolver's)."""
+    gold, nothing was lost, or the gold holds two values of one slot at once (a one-valued attribute,
+    or one entity's attribute such as "medication:sertraline": a generator's slip, not the resolver's)."""
     said = {(n.subject, n.attribute, n.value) for n in new}
     lost = [g for g in old if g.valid_at(t) and (g.subject, g.attribute, g.value) not in said]
     if not new or not lost:
         return "unknown"
+    slots = {(n.subject, n.attribute) for n in new}
     families = {(n.subject, _family(n.attribute)) for n in new}
-    if any(g.multi and (g.subject, _family(g.attribute)) in families for g in lost):
+    # one entity's attribute ("medication:sertraline") with two values true at once is the gold's slip
+    # (world N restates a dose before its change), as is any one-valued attribute with two values
+    slip = [g for g in lost if (g.subject, g.attribute) in slots and (not g.multi or ":" in g.attribute)]
+    if any(g.multi and (g.subject, _family(g.attribute)) in families for g in lost if g not in slip):
         return "coexisting"
-    if any((g.subject, g.attribute) in {(n.subject, n.attribute) for n in new} for g in lost):
+    if slip:
         return "unknown"
     if not any(g.subject in {n.subject for n in new} for g in lost):
         return "other_person"
